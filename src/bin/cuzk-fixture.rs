@@ -1,0 +1,44 @@
+//! Generates (or finds) test fixtures: `cuzk-fixture [--root DIR] [--seed N] [PROOF ...]`.
+//! PROOF is a registered seal proof name or filecoin-ffi number (default StackedDrg2KiBV1_1).
+//! Prints one JSON line per proof with the params path and the sealed sector.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let mut root = cuzk::fixtures::default_root();
+    let mut seed = cuzk::fixtures::DEFAULT_SEED;
+    let mut proofs = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
+            "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
+            "-h" | "--help" => {
+                println!("usage: cuzk-fixture [--root DIR] [--seed N] [PROOF ...]");
+                return ExitCode::SUCCESS;
+            }
+            p => proofs.push(p.to_string()),
+        }
+    }
+    if proofs.is_empty() {
+        proofs.push("StackedDrg2KiBV1_1".into());
+    }
+    for p in proofs {
+        let run = || -> cuzk::error::Result<String> {
+            let proof = cuzk::registry::parse(&p)?;
+            let params = cuzk::fixtures::ensure_params(&root, proof, seed)?;
+            let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
+            Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())
+        };
+        match run() {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("cuzk-fixture: {p}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,103 @@
+//! Engine configuration: a JSON object so the C ABI never has to change shape when it grows.
+//! Unknown keys are rejected (a typo must not silently fall back to a default).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::error::{Result, ResultExt, Status};
+use crate::srs::Validation;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu" or "cuda".
+    pub backend: String,
+    /// Threads synthesizing partitions concurrently. 0 = automatic.
+    pub synthesis_workers: usize,
+    /// Synthesized partitions allowed to wait for the prover (bounds RAM).
+    pub prove_queue_depth: usize,
+    /// Verify every proof before returning it (filecoin-proofs always does).
+    pub verify: bool,
+    /// Where `srs_load` looks for `v28-*.params` when given no path.
+    /// Default: `FIL_PROOFS_PARAMETER_CACHE`, then `/var/tmp/filecoin-proof-parameters`.
+    pub params_dir: Option<PathBuf>,
+    /// "none", "on_curve" (default) or "full"; see `srs::Validation`.
+    pub srs_validation: String,
+    /// Seconds a finished job's result is kept for poll/wait before it is forgotten.
+    pub job_ttl_secs: u64,
+    /// On engine free: finish in-flight jobs (true) or cancel them (false).
+    pub drain_on_free: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            backend: "auto".into(),
+            synthesis_workers: 0,
+            prove_queue_depth: 1,
+            verify: true,
+            params_dir: None,
+            srs_validation: "on_curve".into(),
+            job_ttl_secs: 3600,
+            drain_on_free: false,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Parse a JSON object; empty input means all defaults.
+    pub fn from_json(json: &str) -> Result<Self> {
+        if json.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let c: EngineConfig = serde_json::from_str(json).status(Status::InvalidArgument, "engine config JSON")?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        Validation::parse(&self.srs_validation)?;
+        if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
+            return Err(err!(InvalidArgument, "backend must be \"auto\", \"cpu\" or \"cuda\", got {:?}", self.backend));
+        }
+        if self.prove_queue_depth == 0 {
+            return Err(err!(InvalidArgument, "prove_queue_depth must be at least 1"));
+        }
+        Ok(())
+    }
+
+    pub fn validation(&self) -> Validation {
+        Validation::parse(&self.srs_validation).unwrap_or(Validation::OnCurve)
+    }
+
+    pub fn params_dir(&self) -> PathBuf {
+        self.params_dir.clone().unwrap_or_else(crate::registry::default_params_dir)
+    }
+
+    /// Synthesis threads: explicit, else one per two cores (synthesis of one partition is
+    /// single-threaded; the prover wants the rest).
+    pub fn synthesis_threads(&self) -> usize {
+        if self.synthesis_workers > 0 {
+            return self.synthesis_workers;
+        }
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        (cores / 2).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_defaults_and_rejects_typos() {
+        assert!(EngineConfig::from_json("").unwrap().verify);
+        assert!(!EngineConfig::from_json(r#"{"verify": false}"#).unwrap().verify);
+        let e = EngineConfig::from_json(r#"{"verfy": false}"#).unwrap_err();
+        assert!(e.message.contains("verfy"), "{}", e.message);
+        assert!(EngineConfig::from_json(r#"{"backend": "gpu"}"#).is_err());
+        assert!(EngineConfig::from_json(r#"{"srs_validation": "some"}"#).is_err());
+        assert!(EngineConfig::from_json("[1]").is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! Jobs: one PoRep C2 request, its partitions' progress, its result and its timers.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::Proof;
+use blstrs::Bls12;
+
+use crate::error::Error;
+use crate::prover::PhaseTimings;
+use crate::srs::Srs;
+use crate::synth::SealJobInputs;
+
+pub type JobId = u64;
+
+/// Job states as seen by callers. Numbers are part of the C ABI.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Queued = 0,
+    Running = 1,
+    Done = 2,
+    Failed = 3,
+    Cancelled = 4,
+}
+
+impl JobState {
+    pub fn is_final(self) -> bool {
+        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Independent wall-clock timers of one job. `total` is measured on its own, so
+/// `total - (queue + synthesis + prove_queue + prove + verify)` exposes unaccounted time.
+#[derive(Debug, Clone, Default)]
+pub struct JobTimings {
+    /// Submit → first partition's synthesis starts.
+    pub queue: Duration,
+    /// Looking up (or loading) the SRS at submit.
+    pub srs: Duration,
+    /// Sum over partitions of synthesis wall time.
+    pub synthesis: Duration,
+    /// Sum over partitions of time a synthesized partition waited for the prover.
+    pub prove_queue: Duration,
+    /// Sum over partitions of prover wall time.
+    pub prove: Duration,
+    /// Verification of the assembled proof.
+    pub verify: Duration,
+    /// Submit → result ready.
+    pub total: Duration,
+    /// Backend phases, summed over partitions.
+    pub phases: PhaseTimings,
+}
+
+pub struct JobResult {
+    pub proof: Vec<u8>,
+    pub timings: JobTimings,
+    pub backend: &'static str,
+    pub partitions: usize,
+    pub verified: bool,
+}
+
+pub struct Job {
+    pub id: JobId,
+    pub request_id: Option<String>,
+    pub priority: i32,
+    pub prover_id: [u8; 32],
+    pub sector_id: u64,
+    pub inputs: SealJobInputs,
+    pub srs: Arc<Srs>,
+    pub submitted: Instant,
+    cancelled: AtomicBool,
+    inner: Mutex<JobInner>,
+}
+
+pub struct JobInner {
+    pub state: JobState,
+    pub error: Option<Error>,
+    pub result: Option<Arc<JobResult>>,
+    pub proofs: Vec<Option<Proof<Bls12>>>,
+    pub timings: JobTimings,
+    pub started: bool,
+    pub finished_at: Option<Instant>,
+}
+
+impl Job {
+    pub fn new(
+        id: JobId,
+        request_id: Option<String>,
+        priority: i32,
+        prover_id: [u8; 32],
+        sector_id: u64,
+        inputs: SealJobInputs,
+        srs: Arc<Srs>,
+        srs_time: Duration,
+        submitted: Instant,
+    ) -> Self {
+        let partitions = inputs.circuits.partitions();
+        Job {
+            id,
+            request_id,
+            priority,
+            prover_id,
+            sector_id,
+            inputs,
+            srs,
+            submitted,
+            cancelled: AtomicBool::new(false),
+            inner: Mutex::new(JobInner {
+                state: JobState::Queued,
+                error: None,
+                result: None,
+                proofs: vec![None; partitions],
+                timings: JobTimings { srs: srs_time, ..Default::default() },
+                started: false,
+                finished_at: None,
+            }),
+        }
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.inputs.circuits.partitions()
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, JobInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    pub fn state(&self) -> JobState {
+        self.lock().state
+    }
+
+    /// Mark cancelled unless already final. Returns whether this call cancelled it.
+    pub fn cancel(&self) -> bool {
+        let mut g = self.lock();
+        if g.state.is_final() {
+            return false;
+        }
+        self.cancelled.store(true, Ordering::Release);
+        g.state = JobState::Cancelled;
+        g.error = Some(err!(Cancelled, "job {} was cancelled", self.id));
+        g.finished_at = Some(Instant::now());
+        true
+    }
+
+    /// Fail the job (first error wins) unless it already ended.
+    pub fn fail(&self, e: Error) {
+        let mut g = self.lock();
+        if g.state.is_final() {
+            return;
+        }
+        self.cancelled.store(true, Ordering::Release); // stop its other partitions
+        g.state = JobState::Failed;
+        g.error = Some(e);
+        g.finished_at = Some(Instant::now());
+    }
+}

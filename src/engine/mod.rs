@@ -1,0 +1,344 @@
+//! The proving engine: a job table, a synthesis pool and a prover thread connected by a
+//! bounded queue, an SRS manager and a deallocator.
+//!
+//! ```text
+//! submit ─► WorkQueue ─► synthesis workers ─(bounded)─► prover thread ─► assemble, verify ─► result
+//!                                     big buffers ─► deallocator thread
+//! ```
+
+mod config;
+mod dealloc;
+mod job;
+mod queue;
+mod status;
+mod workers;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use config::EngineConfig;
+pub use job::{JobId, JobResult, JobState, JobTimings};
+
+use crate::error::{Error, Result};
+use crate::prover::{Backend, CpuBackend};
+use crate::registry::{self, RegisteredSealProof};
+use crate::srs::{Srs, SrsManager};
+use crate::verify::SealStatement;
+use dealloc::Deallocator;
+use job::Job;
+use queue::WorkQueue;
+
+/// What `poll` reports.
+pub struct JobSnapshot {
+    pub state: JobState,
+    pub result: Option<Arc<JobResult>>,
+    pub error: Option<Error>,
+}
+
+/// A C2 request.
+pub struct SubmitRequest<'a> {
+    pub c1_json: &'a [u8],
+    pub sector_id: u64,
+    pub prover_id: [u8; 32],
+    pub priority: i32,
+    /// Same request id → same job (while the job is remembered).
+    pub request_id: Option<String>,
+}
+
+#[derive(Default)]
+struct JobTable {
+    by_id: HashMap<JobId, Arc<Job>>,
+    by_request: HashMap<String, JobId>,
+    next_id: JobId,
+}
+
+#[derive(Default)]
+struct Counters {
+    submitted: AtomicU64,
+    done: AtomicU64,
+    failed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+pub(crate) struct Shared {
+    config: EngineConfig,
+    backend: Box<dyn Backend>,
+    srs: SrsManager,
+    dealloc: Deallocator,
+    jobs: Mutex<JobTable>,
+    changed: Condvar,
+    queue: WorkQueue,
+    counters: Counters,
+    started: Instant,
+}
+
+impl Shared {
+    /// Run `f` on the job under the table lock and wake every waiter.
+    fn update(&self, job: &Job, f: impl FnOnce(&Job)) {
+        let _g = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        f(job);
+        self.changed.notify_all();
+    }
+
+    fn count_final(&self, state: JobState) {
+        let c = match state {
+            JobState::Done => &self.counters.done,
+            JobState::Failed => &self.counters.failed,
+            JobState::Cancelled => &self.counters.cancelled,
+            _ => return,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
+    match config.backend.as_str() {
+        "cpu" | "auto" => Ok(Box::new(CpuBackend)),
+        other => Err(err!(Unsupported, "backend {other:?} is not available in this build (compiled without CUDA)")),
+    }
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Result<Engine> {
+        config.validate()?;
+        let backend = select_backend(&config)?;
+        let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
+        let shared = Arc::new(Shared {
+            config,
+            backend,
+            srs: SrsManager::default(),
+            dealloc,
+            jobs: Mutex::new(JobTable { next_id: 1, ..Default::default() }),
+            changed: Condvar::new(),
+            queue: WorkQueue::default(),
+            counters: Counters::default(),
+            started: Instant::now(),
+        });
+        let threads = workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;
+        log::info!("cuzk engine started: backend {}", shared.backend.name());
+        Ok(Engine { shared, threads: Mutex::new(threads) })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        self.shared.backend.name()
+    }
+
+    /// Load the SRS of `proof` from `path`, or from the configured params dir by its v28 name.
+    pub fn srs_load(&self, proof: RegisteredSealProof, path: Option<&Path>) -> Result<Arc<Srs>> {
+        registry::ensure_supported(proof)?;
+        let path = match path {
+            Some(p) => p.to_owned(),
+            None => registry::params_path(&self.shared.config.params_dir(), proof)?,
+        };
+        if !path.is_file() {
+            return Err(err!(
+                SrsLoad,
+                "params file for {} not found: expected {}",
+                registry::name(proof),
+                path.display()
+            ));
+        }
+        self.shared.srs.load(proof, &path, self.shared.config.validation())
+    }
+
+    /// Forget the SRS of `proof`; its memory goes once running jobs finish. Ok(false): none loaded.
+    pub fn srs_evict(&self, proof: RegisteredSealProof) -> Result<bool> {
+        match self.shared.srs.evict(proof)? {
+            Some(srs) => {
+                let bytes = srs.resident_bytes;
+                self.shared.dealloc.free(srs, bytes);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    pub fn srs_get(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
+        self.shared.srs.get(proof)
+    }
+
+    /// Queue a C2 job. Errors in the request (bad C1, no SRS) are returned here, synchronously.
+    pub fn submit(&self, req: SubmitRequest<'_>) -> Result<JobId> {
+        let submitted = Instant::now();
+        self.forget_expired();
+        if let Some(rid) = &req.request_id {
+            let t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(id) = t.by_request.get(rid) {
+                return Ok(*id);
+            }
+        }
+        let inputs = crate::synth::parse_c1(req.c1_json, &req.prover_id, req.sector_id)?;
+        let t_srs = Instant::now();
+        let srs = self.shared.srs.get(inputs.proof)?.ok_or_else(|| {
+            let expected = registry::params_path(&self.shared.config.params_dir(), inputs.proof)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            err!(
+                SrsNotLoaded,
+                "no SRS loaded for {} (load it first, e.g. from {expected})",
+                registry::name(inputs.proof)
+            )
+        })?;
+        let srs_time = t_srs.elapsed();
+
+        let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(rid) = &req.request_id {
+            if let Some(id) = t.by_request.get(rid) {
+                return Ok(*id); // raced with an identical submit
+            }
+        }
+        let id = t.next_id;
+        t.next_id += 1;
+        let job = Arc::new(Job::new(
+            id,
+            req.request_id.clone(),
+            req.priority,
+            req.prover_id,
+            req.sector_id,
+            inputs,
+            srs,
+            srs_time,
+            submitted,
+        ));
+        t.by_id.insert(id, job.clone());
+        if let Some(rid) = req.request_id {
+            t.by_request.insert(rid, id);
+        }
+        drop(t);
+        self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
+        self.shared.queue.push_job(&job);
+        Ok(id)
+    }
+
+    fn job(&self, id: JobId) -> Result<Arc<Job>> {
+        let t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        t.by_id.get(&id).cloned().ok_or_else(|| err!(UnknownJob, "unknown job id {id}"))
+    }
+
+    fn snapshot(job: &Job) -> JobSnapshot {
+        let g = job.lock();
+        JobSnapshot { state: g.state, result: g.result.clone(), error: g.error.clone() }
+    }
+
+    /// Non-blocking state (and result once done).
+    pub fn poll(&self, id: JobId) -> Result<JobSnapshot> {
+        Ok(Self::snapshot(&*self.job(id)?))
+    }
+
+    /// Block until the job ends or `timeout` passes (None = forever).
+    pub fn wait(&self, id: JobId, timeout: Option<Duration>) -> Result<JobSnapshot> {
+        let job = self.job(id)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut g = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if job.state().is_final() {
+                drop(g);
+                return Ok(Self::snapshot(&job));
+            }
+            g = match deadline {
+                None => self.shared.changed.wait(g).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return Err(err!(Timeout, "job {id} still {} after {:?}", job.state().name(), timeout.unwrap_or_default()));
+                    }
+                    self.shared.changed.wait_timeout(g, d - now).unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// Cancel a job. Ok(true) if this call cancelled it; Ok(false) if it had already ended.
+    pub fn cancel(&self, id: JobId) -> Result<bool> {
+        let job = self.job(id)?;
+        let mut cancelled = false;
+        self.shared.update(&job, |j| cancelled = j.cancel());
+        if cancelled {
+            self.shared.count_final(JobState::Cancelled);
+        }
+        Ok(cancelled)
+    }
+
+    /// Check a seal proof against the resident SRS of its proof type (or the `.vk` file in the
+    /// params dir when none is loaded).
+    pub fn verify_seal(&self, st: &SealStatement, proof: &[u8]) -> Result<bool> {
+        registry::ensure_supported(st.proof_type)?;
+        match self.shared.srs.get(st.proof_type)? {
+            Some(srs) => crate::verify::verify_seal(&srs.pvk, st, proof),
+            None => {
+                let path = self.shared.config.params_dir().join(registry::vk_file_name(st.proof_type)?);
+                let pvk = crate::verify::read_prepared_vk(&path)?;
+                crate::verify::verify_seal(&pvk, st, proof)
+            }
+        }
+    }
+
+    /// Engine state as a JSON document.
+    pub fn status_json(&self) -> String {
+        self.forget_expired();
+        status::status_json(self)
+    }
+
+    fn forget_expired(&self) {
+        let ttl = Duration::from_secs(self.shared.config.job_ttl_secs);
+        let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let expired: Vec<JobId> = t
+            .by_id
+            .values()
+            .filter(|j| j.lock().finished_at.is_some_and(|f| f.elapsed() > ttl))
+            .map(|j| j.id)
+            .collect();
+        for id in expired {
+            if let Some(job) = t.by_id.remove(&id) {
+                if let Some(rid) = &job.request_id {
+                    t.by_request.remove(rid);
+                }
+            }
+        }
+    }
+
+    /// Stop: finish (drain_on_free) or cancel in-flight jobs, join every thread.
+    pub fn shutdown(&self) {
+        let jobs: Vec<Arc<Job>> = {
+            let t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            t.by_id.values().cloned().collect()
+        };
+        if self.shared.config.drain_on_free {
+            for j in &jobs {
+                let _ = self.wait(j.id, None);
+            }
+        } else {
+            for j in &jobs {
+                let _ = self.cancel(j.id);
+            }
+        }
+        self.shared.queue.close();
+        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+        self.shared.dealloc.shutdown();
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The prove stage's channel type.
+pub(crate) type ProveSender = mpsc::SyncSender<workers::Synthesized>;

@@ -1,0 +1,86 @@
+//! Engine status as JSON (for dashboards and the C ABI's status call).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::job::{JobState, JobTimings};
+use super::Engine;
+use crate::registry;
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Timings as a JSON object (seconds).
+pub fn timings_json(t: &JobTimings) -> Value {
+    let phases: serde_json::Map<String, Value> =
+        t.phases.0.iter().map(|(n, d)| (n.to_string(), json!(secs(*d)))).collect();
+    json!({
+        "queue_s": secs(t.queue),
+        "srs_s": secs(t.srs),
+        "synthesis_s": secs(t.synthesis),
+        "prove_queue_s": secs(t.prove_queue),
+        "prove_s": secs(t.prove),
+        "verify_s": secs(t.verify),
+        "total_s": secs(t.total),
+        "phases_s": phases,
+    })
+}
+
+pub(super) fn status_json(engine: &Engine) -> String {
+    let sh = &engine.shared;
+    let mut by_state = [0u64; 5];
+    {
+        let t = sh.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        for j in t.by_id.values() {
+            by_state[j.state() as usize] += 1;
+        }
+    }
+    let srs: Vec<Value> = sh
+        .srs
+        .all()
+        .iter()
+        .map(|s| {
+            json!({
+                "registered_proof": registry::name(s.proof),
+                "path": s.path.display().to_string(),
+                "file_bytes": s.file_bytes,
+                "resident_bytes": s.resident_bytes,
+                "load_s": secs(s.load_time),
+                "validation": s.validation.name(),
+            })
+        })
+        .collect();
+    let d = sh.dealloc.stats();
+    let c = &sh.counters;
+    json!({
+        "version": crate::VERSION,
+        "abi_version": crate::ABI_VERSION,
+        "backend": sh.backend.name(),
+        "uptime_s": sh.started.elapsed().as_secs_f64(),
+        "synthesis_workers": sh.config.synthesis_threads(),
+        "queued_partitions": sh.queue.len(),
+        "jobs": {
+            JobState::Queued.name(): by_state[0],
+            JobState::Running.name(): by_state[1],
+            JobState::Done.name(): by_state[2],
+            JobState::Failed.name(): by_state[3],
+            JobState::Cancelled.name(): by_state[4],
+        },
+        "totals": {
+            "submitted": c.submitted.load(Ordering::Relaxed),
+            "done": c.done.load(Ordering::Relaxed),
+            "failed": c.failed.load(Ordering::Relaxed),
+            "cancelled": c.cancelled.load(Ordering::Relaxed),
+        },
+        "srs": srs,
+        "dealloc": {
+            "pending_bytes": d.pending_bytes.load(Ordering::Relaxed),
+            "freed_bytes": d.freed_bytes.load(Ordering::Relaxed),
+            "free_s": d.free_nanos.load(Ordering::Relaxed) as f64 * 1e-9,
+        },
+    })
+    .to_string()
+}

@@ -1,0 +1,201 @@
+//! The engine's threads: synthesis workers feed the prover thread through a bounded channel.
+//! Panics inside a stage fail that job only; the threads keep serving.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use blstrs::Scalar;
+use ff::Field;
+
+use super::job::{Job, JobResult, JobState};
+use super::Shared;
+use crate::error::{Error, Result};
+use crate::synth::{Assignment, SizeHint};
+use crate::verify::SealStatement;
+
+pub(crate) struct Synthesized {
+    job: Arc<Job>,
+    partition: usize,
+    assignment: Assignment,
+    ready_at: Instant,
+}
+
+pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let (tx, rx) = sync_channel::<Synthesized>(shared.config.prove_queue_depth);
+    let mut threads = Vec::new();
+    for i in 0..shared.config.synthesis_threads() {
+        let (sh, tx) = (shared.clone(), tx.clone());
+        threads.push(std::thread::Builder::new().name(format!("cuzk-synth-{i}")).spawn(move || synth_loop(&sh, tx))?);
+    }
+    drop(tx);
+    let sh = shared.clone();
+    threads.push(std::thread::Builder::new().name("cuzk-prove".into()).spawn(move || prove_loop(&sh, rx))?);
+    Ok(threads)
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Run a stage, turning a panic into an error.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(err!(Internal, "panic during {what}: {}", panic_message(p))))
+}
+
+fn fail(shared: &Shared, job: &Job, e: Error) {
+    let mut ended = false;
+    shared.update(job, |j| {
+        ended = !j.state().is_final();
+        j.fail(e);
+    });
+    if ended {
+        shared.count_final(JobState::Failed);
+    }
+}
+
+fn size_hint(job: &Job) -> SizeHint {
+    let p = &job.srs.params;
+    SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() }
+}
+
+fn synth_loop(shared: &Shared, tx: super::ProveSender) {
+    while let Some((item, popped)) = shared.queue.pop() {
+        let job = item.job;
+        if job.is_cancelled() {
+            continue;
+        }
+        shared.update(&job, |j| {
+            let mut g = j.lock();
+            if !g.started {
+                g.started = true;
+                g.timings.queue = popped.duration_since(j.submitted);
+            }
+            if g.state == JobState::Queued {
+                g.state = JobState::Running;
+            }
+        });
+        let t = Instant::now();
+        let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, size_hint(&job)));
+        let took = t.elapsed();
+        job.lock().timings.synthesis += took;
+        log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);
+        match res {
+            Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
+            Ok(a) if job.is_cancelled() => {
+                let bytes = a.heap_bytes() as u64;
+                shared.dealloc.free(a, bytes);
+            }
+            Ok(assignment) => {
+                let s = Synthesized { job, partition: item.partition, assignment, ready_at: Instant::now() };
+                if let Err(back) = tx.send(s) {
+                    // Prover gone (shutdown): free and stop.
+                    let a = back.0.assignment;
+                    let bytes = a.heap_bytes() as u64;
+                    shared.dealloc.free(a, bytes);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
+    for s in rx {
+        let Synthesized { job, partition, assignment, ready_at } = s;
+        if job.is_cancelled() {
+            let bytes = assignment.heap_bytes() as u64;
+            shared.dealloc.free(assignment, bytes);
+            continue;
+        }
+        let waited = ready_at.elapsed();
+        let t = Instant::now();
+        let mut rng = rand::rngs::OsRng;
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let res = guarded("proving", || shared.backend.prove(&job.srs, assignment, r, s));
+        let took = t.elapsed();
+        match res {
+            Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
+            Ok(pp) => {
+                for g in pp.garbage {
+                    shared.dealloc.free(g, 0);
+                }
+                let done = {
+                    let mut g = job.lock();
+                    g.timings.prove_queue += waited;
+                    g.timings.prove += took;
+                    g.timings.phases.accumulate(&pp.phases);
+                    g.proofs[partition] = Some(pp.proof);
+                    g.proofs.iter().all(Option::is_some)
+                };
+                if done && !job.is_cancelled() {
+                    finish(shared, &job);
+                }
+            }
+        }
+    }
+}
+
+/// All partitions proved: concatenate, verify, publish.
+fn finish(shared: &Shared, job: &Job) {
+    let res = guarded("assembling the proof", || {
+        let mut bytes = Vec::with_capacity(192 * job.partitions());
+        for p in job.lock().proofs.iter().flatten() {
+            p.write(&mut bytes).map_err(|e| err!(Internal, "serializing proof: {e}"))?;
+        }
+        let t = Instant::now();
+        let verified = if shared.config.verify {
+            let st = SealStatement {
+                proof_type: job.inputs.proof,
+                comm_r: job.inputs.comm_r,
+                comm_d: job.inputs.comm_d,
+                prover_id: job.prover_id,
+                sector_id: job.sector_id,
+                ticket: job.inputs.ticket,
+                seed: job.inputs.seed,
+            };
+            if !crate::verify::verify_seal(&job.srs.pvk, &st, &bytes)? {
+                return Err(err!(Verification, "job {}: the produced proof does not verify", job.id));
+            }
+            true
+        } else {
+            false
+        };
+        Ok((bytes, verified, t.elapsed()))
+    });
+    match res {
+        Err(e) => fail(shared, job, e),
+        Ok((proof, verified, verify_time)) => {
+            let mut published = false;
+            shared.update(job, |j| {
+                let mut g = j.lock();
+                if g.state.is_final() {
+                    return; // cancelled meanwhile
+                }
+                g.timings.verify = verify_time;
+                g.timings.total = j.submitted.elapsed();
+                let timings = g.timings.clone();
+                g.result = Some(Arc::new(JobResult {
+                    proof,
+                    timings,
+                    backend: shared.backend.name(),
+                    partitions: j.partitions(),
+                    verified,
+                }));
+                g.proofs.clear();
+                g.state = JobState::Done;
+                g.finished_at = Some(Instant::now());
+                published = true;
+            });
+            if published {
+                shared.count_final(JobState::Done);
+            }
+        }
+    }
+}
+

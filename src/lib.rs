@@ -1,0 +1,26 @@
+//! cuzk: a PoRep C2 (Groth16 over BLS12-381) proving library with a C ABI.
+//!
+//! The engine ([`engine::Engine`]) takes filecoin-ffi's C1 output, synthesizes each partition
+//! circuit ([`synth`]), proves it with a backend ([`prover`]) against a resident SRS ([`srs`]),
+//! verifies ([`verify`]) and returns the proof bytes with per-stage timings. [`ffi`] is the
+//! C ABI, a thin layer over the engine.
+
+#[macro_use]
+pub mod error;
+#[macro_use]
+pub mod registry;
+
+pub mod engine;
+pub mod ffi;
+pub mod fixtures;
+pub mod prover;
+pub mod srs;
+pub mod synth;
+pub mod verify;
+
+/// The crate version (from Cargo.toml).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Bumped on every incompatible change of the C ABI (function signatures, enum numbers,
+/// ownership rules). Callers compare it against `CUZK_ABI_VERSION` from the header they built with.
+pub const ABI_VERSION: u32 = 1;

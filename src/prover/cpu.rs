@@ -1,0 +1,127 @@
+//! The CPU Groth16 backend: works everywhere. H via bellperson's NTTs, MSMs via [`super::msm`].
+//!
+//! Proof assembly follows bellperson exactly (see DESIGN §1):
+//! A = α + ΣA + r·δ1;  B = β2 + ΣB2 + s·δ2;
+//! C = ΣH + ΣL + s·ΣA + r·ΣB1 + rs·δ1 + s·α + r·β1.
+
+use std::sync::Arc;
+
+use bellperson::domain::EvaluationDomain;
+use bellperson::groth16::Proof;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ec_gpu_gen::threadpool::Worker;
+use group::{prime::PrimeCurveAffine, Curve};
+
+use super::msm::{msm_dense, msm_sparse};
+use super::{Backend, PartitionProof, PhaseTimings};
+use crate::error::Result;
+use crate::srs::Srs;
+use crate::synth::Assignment;
+
+#[derive(Debug, Default)]
+pub struct CpuBackend;
+
+/// Coefficients of H = (A·B − C) / Z, the first n−1 of them (the last is always zero).
+pub fn compute_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    let worker = Worker::new();
+    let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
+    let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
+    let mut kern = None;
+    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(|e| err!(Prover, "ifft: {e}"))?;
+    EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(|e| err!(Prover, "coset fft: {e}"))?;
+    a.mul_assign(&worker, &b);
+    drop(b);
+    a.sub_assign(&worker, &c);
+    drop(c);
+    a.divide_by_z_on_coset(&worker);
+    a.icoset_fft(&worker, &mut kern).map_err(|e| err!(Prover, "icoset fft: {e}"))?;
+    let mut h = a.into_coeffs();
+    h.pop();
+    Ok(h)
+}
+
+/// The MSM results of one partition, before blinding.
+pub struct MsmSums {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+}
+
+/// Blind and assemble the proof from the MSM sums (shared by every backend).
+pub fn assemble(srs: &Srs, m: &MsmSums, r: Scalar, s: Scalar) -> Result<Proof<blstrs::Bls12>> {
+    let vk = &srs.params.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(err!(Prover, "SRS delta is the identity (subverted parameters)"));
+    }
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + m.a;
+    let g_b = vk.delta_g2 * s + vk.beta_g2 + m.b_g2;
+    let g_c = m.a * s + m.b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + m.h + m.l;
+    Ok(Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() })
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn prove(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        let p = &srs.params;
+        let mut t = PhaseTimings::default();
+        let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        check_shape(srs, a.len(), input.len(), aux.len())?;
+
+        let h = t.time("ntt_h", || compute_h(a, b, c))?;
+        let sum_h = t.time("msm_h", || msm_dense::<G1Affine>(&p.h, 0, h))?;
+        let (sum_l, _) = t.time("msm_l", || msm_sparse::<G1Affine>(&p.l, 0, &aux, None))?;
+        let sum_a = t.time("msm_a", || -> Result<G1Projective> {
+            let (ai, _) = msm_sparse::<G1Affine>(&p.a, 0, &input, None)?;
+            let (aa, _) = msm_sparse::<G1Affine>(&p.a, input.len(), &aux, Some(&a_aux_density.bv))?;
+            Ok(ai + aa)
+        })?;
+        let b_inputs = b_input_density.get_total_density();
+        let sum_b_g1 = t.time("msm_b_g1", || -> Result<G1Projective> {
+            let (bi, _) = msm_sparse::<G1Affine>(&p.b_g1, 0, &input, Some(&b_input_density.bv))?;
+            let (ba, _) = msm_sparse::<G1Affine>(&p.b_g1, b_inputs, &aux, Some(&b_aux_density.bv))?;
+            Ok(bi + ba)
+        })?;
+        let sum_b_g2 = t.time("msm_b_g2", || -> Result<G2Projective> {
+            let (bi, _) = msm_sparse::<G2Affine>(&p.b_g2, 0, &input, Some(&b_input_density.bv))?;
+            let (ba, _) = msm_sparse::<G2Affine>(&p.b_g2, b_inputs, &aux, Some(&b_aux_density.bv))?;
+            Ok(bi + ba)
+        })?;
+        let sums = MsmSums { h: sum_h, l: sum_l, a: sum_a, b_g1: sum_b_g1, b_g2: sum_b_g2 };
+        let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
+        let garbage: super::Garbage = vec![Box::new(input), Box::new(aux), Box::new((a_aux_density, b_input_density, b_aux_density))];
+        Ok(PartitionProof { proof, phases: t, garbage })
+    }
+}
+
+/// The witness must fit the SRS it is proved against.
+pub fn check_shape(srs: &Srs, constraints: usize, inputs: usize, aux: usize) -> Result<()> {
+    let p = &srs.params;
+    let domain = constraints.next_power_of_two();
+    if p.h.len() + 1 != domain || p.vk.ic.len() != inputs || p.l.len() != aux {
+        return Err(err!(
+            Prover,
+            "circuit does not match the SRS {}: circuit has {} constraints (domain {}), {} inputs, {} aux; \
+             SRS has h {} (domain {}), ic {}, l {}",
+            srs.path.display(),
+            constraints,
+            domain,
+            inputs,
+            aux,
+            p.h.len(),
+            p.h.len() + 1,
+            p.vk.ic.len(),
+            p.l.len()
+        ));
+    }
+    Ok(())
+}
+
+#[allow(dead_code)]
+fn _assert_send(_: Arc<CpuBackend>) {}

@@ -1,0 +1,64 @@
+//! Groth16 prover backends. Every backend takes the same [`Assignment`] and the blinding
+//! factors r, s, so backends can be compared byte for byte.
+
+mod cpu;
+mod msm;
+
+use std::time::Duration;
+
+use bellperson::groth16::Proof;
+use blstrs::{Bls12, Scalar};
+
+pub use cpu::CpuBackend;
+
+use crate::error::Result;
+use crate::srs::Srs;
+use crate::synth::Assignment;
+
+/// Named phase durations of one partition proof, in the order they ran.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseTimings(pub Vec<(&'static str, Duration)>);
+
+impl PhaseTimings {
+    pub fn push(&mut self, name: &'static str, d: Duration) {
+        self.0.push((name, d));
+    }
+
+    /// Time `f` as phase `name`.
+    pub fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let t = std::time::Instant::now();
+        let out = f();
+        self.push(name, t.elapsed());
+        out
+    }
+
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|(_, d)| *d).sum()
+    }
+
+    /// Add another partition's phases into this one (phase by phase, by name).
+    pub fn accumulate(&mut self, other: &PhaseTimings) {
+        for (name, d) in &other.0 {
+            match self.0.iter_mut().find(|(n, _)| n == name) {
+                Some((_, acc)) => *acc += *d,
+                None => self.0.push((name, *d)),
+            }
+        }
+    }
+}
+
+/// Big buffers a backend is done with; the engine hands them to its deallocator thread.
+pub type Garbage = Vec<Box<dyn Send>>;
+
+pub struct PartitionProof {
+    pub proof: Proof<Bls12>,
+    pub phases: PhaseTimings,
+    pub garbage: Garbage,
+}
+
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Prove one partition with blinding factors `r`, `s`.
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof>;
+}

@@ -1,0 +1,174 @@
+//! CPU multi-scalar multiplication tuned for PoRep witnesses, where most scalars are 0 or 1:
+//! zeros are skipped, ones are summed with plain mixed additions, and only the remaining
+//! "significant" scalars go through Pippenger (ec-gpu-gen's CPU multiexp).
+
+use std::sync::Arc;
+
+use bitvec::prelude::{BitSlice, Lsb0};
+use blstrs::Scalar;
+use ec_gpu_gen::multiexp_cpu::{multiexp_cpu, FullDensity};
+use ec_gpu_gen::threadpool::Worker;
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Group};
+use rayon::prelude::*;
+
+use crate::error::Result;
+
+/// Counts of the scalar classes seen by one MSM (reported in timings/metrics).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MsmStats {
+    pub zeros: usize,
+    pub ones: usize,
+    pub significant: usize,
+}
+
+/// Pippenger over all of `bases[skip..skip + exps.len()]`.
+pub fn msm_dense<G>(bases: &Arc<Vec<G>>, skip: usize, exps: Vec<Scalar>) -> Result<G::Curve>
+where
+    G: PrimeCurveAffine<Scalar = Scalar>,
+{
+    if bases.len() < skip + exps.len() {
+        return Err(err!(Prover, "SRS has {} bases, the witness needs {}", bases.len(), skip + exps.len()));
+    }
+    if exps.is_empty() {
+        return Ok(G::Curve::identity());
+    }
+    let reprs: Vec<_> = exps.par_iter().map(|s| s.to_repr()).collect();
+    drop(exps);
+    multiexp_cpu::<_, _, G, _>(&Worker::new(), (bases.clone(), skip), FullDensity, Arc::new(reprs))
+        .wait()
+        .map_err(|e| err!(Prover, "multiexp failed: {e}"))
+}
+
+/// Σ bases[skip + j] · exps[i] over the variables i selected by `density` (all when `None`),
+/// j counting selected variables only — the layout of the A / B query points in the SRS.
+pub fn msm_sparse<G>(
+    bases: &Arc<Vec<G>>,
+    skip: usize,
+    exps: &[Scalar],
+    density: Option<&BitSlice<usize, Lsb0>>,
+) -> Result<(G::Curve, MsmStats)>
+where
+    G: PrimeCurveAffine<Scalar = Scalar>,
+{
+    if let Some(d) = density {
+        if d.len() != exps.len() {
+            return Err(err!(Prover, "density has {} bits for {} scalars", d.len(), exps.len()));
+        }
+    }
+    let needed = density.map_or(exps.len(), |d| d.count_ones());
+    if bases.len() < skip + needed {
+        return Err(err!(Prover, "SRS has {} bases, the witness needs {}", bases.len(), skip + needed));
+    }
+
+    // Fixed-size chunks; each knows where its bases start.
+    let chunk = (exps.len() / (rayon::current_num_threads() * 8)).max(1 << 14);
+    let starts: Vec<(usize, usize)> = {
+        let mut base = skip;
+        (0..exps.len())
+            .step_by(chunk)
+            .map(|i| {
+                let here = base;
+                let end = (i + chunk).min(exps.len());
+                base += density.map_or(end - i, |d| d[i..end].count_ones());
+                (i, here)
+            })
+            .collect()
+    };
+
+    let parts: Vec<(G::Curve, Vec<(u32, Scalar)>, MsmStats)> = starts
+        .par_iter()
+        .map(|&(i0, mut j)| {
+            let end = (i0 + chunk).min(exps.len());
+            let mut ones = G::Curve::identity();
+            let mut sig = Vec::new();
+            let mut st = MsmStats::default();
+            for i in i0..end {
+                if let Some(d) = density {
+                    if !d[i] {
+                        continue;
+                    }
+                }
+                let s = &exps[i];
+                if bool::from(s.is_zero()) {
+                    st.zeros += 1;
+                } else if *s == Scalar::ONE {
+                    ones += bases[j];
+                    st.ones += 1;
+                } else {
+                    sig.push((j as u32, *s));
+                    st.significant += 1;
+                }
+                j += 1;
+            }
+            (ones, sig, st)
+        })
+        .collect();
+
+    let mut total = MsmStats::default();
+    let mut ones = G::Curve::identity();
+    let mut sig_bases = Vec::new();
+    let mut sig_exps = Vec::new();
+    for (o, sig, st) in parts {
+        ones += o;
+        total.zeros += st.zeros;
+        total.ones += st.ones;
+        total.significant += st.significant;
+        sig_bases.extend(sig.iter().map(|(j, _)| bases[*j as usize]));
+        sig_exps.extend(sig.into_iter().map(|(_, s)| s));
+    }
+    let rest = msm_dense(&Arc::new(sig_bases), 0, sig_exps)?;
+    Ok((ones + rest, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bitvec::vec::BitVec;
+    use blstrs::{G1Affine, G1Projective};
+    use group::Curve;
+    use rand::{Rng, SeedableRng};
+
+    fn naive(bases: &[G1Affine], skip: usize, exps: &[Scalar], density: Option<&BitVec>) -> G1Projective {
+        let mut acc = G1Projective::identity();
+        let mut j = skip;
+        for (i, s) in exps.iter().enumerate() {
+            if density.map_or(true, |d| d[i]) {
+                acc += bases[j] * s;
+                j += 1;
+            }
+        }
+        acc
+    }
+
+    #[test]
+    fn sparse_matches_naive_on_mixed_scalars() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let n = 40_000;
+        let bases: Vec<G1Affine> =
+            (0..n + 3).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
+        let exps: Vec<Scalar> = (0..n)
+            .map(|i| match i % 5 {
+                0 | 1 => Scalar::ZERO,
+                2 | 3 => Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            })
+            .collect();
+        let density: BitVec = (0..n).map(|_| rng.gen_bool(0.7)).collect();
+        let bases = Arc::new(bases);
+        let (got, st) = msm_sparse(&bases, 3, &exps, Some(&density)).unwrap();
+        assert_eq!(got.to_affine(), naive(&bases, 3, &exps, Some(&density)).to_affine());
+        assert_eq!(st.zeros + st.ones + st.significant, density.count_ones());
+        let (got, _) = msm_sparse(&bases, 0, &exps, None).unwrap();
+        assert_eq!(got.to_affine(), naive(&bases, 0, &exps, None).to_affine());
+        let dense = msm_dense(&bases, 2, exps.clone()).unwrap();
+        assert_eq!(dense.to_affine(), naive(&bases, 2, &exps, None).to_affine());
+    }
+
+    #[test]
+    fn too_few_bases_is_an_error() {
+        let bases = Arc::new(vec![G1Affine::generator(); 2]);
+        assert!(msm_sparse(&bases, 0, &[Scalar::ONE; 3], None).is_err());
+        assert!(msm_dense(&bases, 1, vec![Scalar::ONE; 2]).is_err());
+    }
+}

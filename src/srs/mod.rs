@@ -1,0 +1,102 @@
+//! The SRS (Groth16 parameters) of each registered proof: decoded once, kept resident, shared
+//! by every job through an `Arc`, evicted only on request.
+
+mod decode;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey};
+use blstrs::Bls12;
+
+pub use decode::{decode_params, Validation};
+
+use crate::error::Result;
+use crate::registry::{self, RegisteredSealProof};
+
+/// A decoded, resident SRS.
+pub struct Srs {
+    pub proof: RegisteredSealProof,
+    pub path: PathBuf,
+    pub params: Parameters<Bls12>,
+    pub pvk: PreparedVerifyingKey<Bls12>,
+    pub resident_bytes: u64,
+    pub file_bytes: u64,
+    pub load_time: Duration,
+    pub validation: Validation,
+}
+
+impl Srs {
+    /// Read and decode `path` as the SRS of `proof`.
+    pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
+        let start = Instant::now();
+        let file = File::open(path).map_err(|e| {
+            err!(SrsLoad, "cannot open params file {} for {}: {e}", path.display(), registry::name(proof))
+        })?;
+        let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // SAFETY: the map is read-only and dropped before we return; a concurrent truncation of
+        // the file by another process is the one hazard, as with every mmap reader.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| err!(SrsLoad, "cannot map params file {}: {e}", path.display()))?;
+        let params = decode_params(&map, validation, path)?;
+        drop(map);
+        let resident_bytes = decode::resident_bytes(&params);
+        let pvk = prepare_verifying_key(&params.vk);
+        let load_time = start.elapsed();
+        log::info!(
+            "loaded SRS for {} from {} in {:?} ({} MiB resident)",
+            registry::name(proof),
+            path.display(),
+            load_time,
+            resident_bytes >> 20
+        );
+        Ok(Srs { proof, path: path.to_owned(), params, pvk, resident_bytes, file_bytes, load_time, validation })
+    }
+}
+
+/// Resident SRSes keyed by circuit identifier (V1 and V1_1 of one size share one file).
+#[derive(Default)]
+pub struct SrsManager {
+    loaded: Mutex<HashMap<String, Arc<Srs>>>,
+    /// Serializes loads so two callers never decode the same gigabytes twice.
+    loading: Mutex<()>,
+}
+
+impl SrsManager {
+    /// Load the SRS of `proof` from `path` unless the same file is already resident.
+    pub fn load(&self, proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Arc<Srs>> {
+        let id = registry::circuit_identifier(proof)?;
+        let _guard = self.loading.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = self.get_by_id(&id) {
+            if s.path == path {
+                return Ok(s);
+            }
+        }
+        let srs = Arc::new(Srs::load(proof, path, validation)?);
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
+        Ok(srs)
+    }
+
+    fn get_by_id(&self, id: &str) -> Option<Arc<Srs>> {
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+    }
+
+    /// The resident SRS for `proof`, if any.
+    pub fn get(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
+        Ok(self.get_by_id(&registry::circuit_identifier(proof)?))
+    }
+
+    /// Drop the manager's reference; memory is freed when the last in-flight job lets go.
+    /// Returns whether anything was resident.
+    pub fn evict(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
+        let id = registry::circuit_identifier(proof)?;
+        Ok(self.loaded.lock().unwrap_or_else(|e| e.into_inner()).remove(&id))
+    }
+
+    pub fn all(&self) -> Vec<Arc<Srs>> {
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+    }
+}

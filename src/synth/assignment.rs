@@ -1,0 +1,156 @@
+//! Our constraint system for proving: records the A/B/C evaluations of every constraint, the
+//! witness, and which query points the witness touches (densities). Backend-neutral: the CPU and
+//! CUDA provers both consume an [`Assignment`].
+
+use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ec_gpu_gen::multiexp_cpu::DensityTracker;
+use ff::Field;
+
+/// Capacity hints taken from the SRS so the big vectors are allocated once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SizeHint {
+    pub constraints: usize,
+    pub inputs: usize,
+    pub aux: usize,
+}
+
+pub struct Assignment {
+    pub a: Vec<Scalar>,
+    pub b: Vec<Scalar>,
+    pub c: Vec<Scalar>,
+    pub input: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+    /// Aux variables that appear in some A term (inputs have full A density).
+    pub a_aux_density: DensityTracker,
+    pub b_input_density: DensityTracker,
+    pub b_aux_density: DensityTracker,
+}
+
+impl Assignment {
+    pub fn with_hint(h: SizeHint) -> Self {
+        Assignment {
+            a: Vec::with_capacity(h.constraints),
+            b: Vec::with_capacity(h.constraints),
+            c: Vec::with_capacity(h.constraints),
+            input: Vec::with_capacity(h.inputs),
+            aux: Vec::with_capacity(h.aux),
+            a_aux_density: DensityTracker::new(),
+            b_input_density: DensityTracker::new(),
+            b_aux_density: DensityTracker::new(),
+        }
+    }
+
+    /// Synthesize `circuit` the way bellperson's prover does: the ONE input first, the circuit,
+    /// then one `input * 1 = 0`-style constraint per public input (`input * 0 = 0` in A only).
+    pub fn synthesize<C: bellperson::Circuit<Scalar>>(circuit: C, hint: SizeHint) -> Result<Self, SynthesisError> {
+        let mut cs = Assignment::with_hint(hint);
+        cs.alloc_input(|| "", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        for i in 0..cs.input.len() {
+            cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+        }
+        Ok(cs)
+    }
+
+    pub fn num_constraints(&self) -> usize {
+        self.a.len()
+    }
+
+    /// Bytes held by the big vectors (for the memory accounting and the deallocator).
+    pub fn heap_bytes(&self) -> usize {
+        let s = std::mem::size_of::<Scalar>();
+        s * (self.a.capacity() + self.b.capacity() + self.c.capacity() + self.input.capacity() + self.aux.capacity())
+    }
+}
+
+/// Evaluate `lc`, marking the variables with non-zero coefficients in the density trackers
+/// (the same rule the parameter generator used to decide which query points exist).
+fn eval(
+    lc: &LinearCombination<Scalar>,
+    mut input_density: Option<&mut DensityTracker>,
+    mut aux_density: Option<&mut DensityTracker>,
+    input: &[Scalar],
+    aux: &[Scalar],
+) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    for (&i, coeff) in lc.iter_inputs() {
+        if !bool::from(coeff.is_zero()) {
+            acc += if *coeff == Scalar::ONE { input[i] } else { input[i] * coeff };
+            if let Some(d) = input_density.as_deref_mut() {
+                d.inc(i);
+            }
+        }
+    }
+    for (&i, coeff) in lc.iter_aux() {
+        if !bool::from(coeff.is_zero()) {
+            acc += if *coeff == Scalar::ONE { aux[i] } else { aux[i] * coeff };
+            if let Some(d) = aux_density.as_deref_mut() {
+                d.inc(i);
+            }
+        }
+    }
+    acc
+}
+
+impl ConstraintSystem<Scalar> for Assignment {
+    type Root = Self;
+
+    fn new() -> Self {
+        Assignment::with_hint(SizeHint::default())
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        self.a_aux_density.add_element();
+        self.b_aux_density.add_element();
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input.push(f()?);
+        self.b_input_density.add_element();
+        Ok(Variable::new_unchecked(Index::Input(self.input.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
+        // Inputs have full A density (every input gets an `input * 0 = 0` constraint).
+        let av = eval(&la, None, Some(&mut self.a_aux_density), &self.input, &self.aux);
+        let bv = eval(&lb, Some(&mut self.b_input_density), Some(&mut self.b_aux_density), &self.input, &self.aux);
+        let cv = eval(&lc, None, None, &self.input, &self.aux);
+        self.a.push(av);
+        self.b.push(bv);
+        self.c.push(cv);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}

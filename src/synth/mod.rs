@@ -1,0 +1,124 @@
+//! Synthesis stage: C1 output (filecoin-ffi's JSON) → one StackedDrg circuit per partition →
+//! [`Assignment`]s.
+
+mod assignment;
+
+use std::sync::Arc;
+
+pub use assignment::{Assignment, SizeHint};
+
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+
+use crate::error::{Result, ResultExt, Status};
+use crate::registry::{self, RegisteredSealProof};
+
+/// What a C2 job proves, as read from the C1 output.
+pub struct SealJobInputs {
+    pub proof: RegisteredSealProof,
+    pub comm_r: [u8; 32],
+    pub comm_d: [u8; 32],
+    pub seed: [u8; 32],
+    pub ticket: [u8; 32],
+    pub circuits: Arc<dyn PartitionCircuits>,
+}
+
+/// The partition circuits of one sector, type-erased over the Merkle tree shape.
+pub trait PartitionCircuits: Send + Sync {
+    fn partitions(&self) -> usize;
+    /// Build and synthesize partition `k`.
+    fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment>;
+}
+
+/// Parse filecoin-ffi's C1 JSON bytes and prepare its partition circuits.
+/// `prover_id` and `sector_id` must be the ones the sector was sealed with: the replica id in
+/// the C1 output is checked against them here, so a mix-up fails at submit, not after proving.
+pub fn parse_c1(bytes: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<SealJobInputs> {
+    if bytes.is_empty() {
+        return Err(err!(InvalidInput, "C1 output is empty"));
+    }
+    let c1: SealCommitPhase1Output =
+        serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
+    let proof = c1.registered_proof;
+    registry::ensure_supported(proof)?;
+    for (what, v) in [("comm_r", &c1.comm_r), ("comm_d", &c1.comm_d), ("seed", &c1.seed)] {
+        if *v == [0u8; 32] {
+            return Err(err!(InvalidInput, "C1 output has an all-zero {what}"));
+        }
+    }
+    let (comm_r, comm_d, seed, ticket) = (c1.comm_r, c1.comm_d, c1.seed, c1.ticket);
+    let circuits = with_tree_shape!(proof, prepare, c1, prover_id, sector_id)?;
+    Ok(SealJobInputs { proof, comm_r, comm_d, seed, ticket, circuits })
+}
+
+struct StackedPartitions<Tree: 'static + MerkleTreeTrait> {
+    public_inputs: stacked::PublicInputs<<Tree::Hasher as filecoin_hashers::Hasher>::Domain, DefaultPieceDomain>,
+    vanilla_params: stacked::PublicParams<Tree>,
+    vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>>,
+}
+
+fn prepare<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+) -> Result<Arc<dyn PartitionCircuits>> {
+    let proof = c1.registered_proof;
+    let config = proof.as_v1_config();
+    let vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>> = c1.vanilla_proofs.try_into().map_err(|e: anyhow::Error| {
+        err!(InvalidInput, "C1 vanilla proofs do not match {}: {e:#}", registry::name(proof))
+    })?;
+    let want = usize::from(config.partitions);
+    if vanilla_proofs.len() != want || vanilla_proofs.iter().any(|p| p.is_empty()) {
+        return Err(err!(
+            InvalidInput,
+            "C1 output has {} partitions of vanilla proofs ({} empty); {} needs {} non-empty",
+            vanilla_proofs.len(),
+            vanilla_proofs.iter().filter(|p| p.is_empty()).count(),
+            registry::name(proof),
+            want
+        ));
+    }
+    let comm_r = filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r").status(Status::InvalidInput, "C1 output")?;
+    let comm_d: DefaultPieceDomain =
+        filecoin_proofs::as_safe_commitment(&c1.comm_d, "comm_d").status(Status::InvalidInput, "C1 output")?;
+    let vanilla_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
+        .status(Status::Internal, "public params")?;
+    let replica_id: blstrs::Scalar = c1.replica_id.into();
+    let expected = stacked::generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id);
+    let expected: blstrs::Scalar = expected.into();
+    if expected != replica_id {
+        return Err(err!(
+            InvalidInput,
+            "C1 output was not sealed for sector {sector_id} of this prover id (its replica id does not match)"
+        ));
+    }
+    let public_inputs = stacked::PublicInputs {
+        replica_id: replica_id.into(),
+        tau: Some(stacked::Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    Ok(Arc::new(StackedPartitions::<Tree> { public_inputs, vanilla_params, vanilla_proofs }))
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tree> {
+    fn partitions(&self) -> usize {
+        self.vanilla_proofs.len()
+    }
+
+    fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        let proofs = self
+            .vanilla_proofs
+            .get(k)
+            .ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::circuit(&self.public_inputs, Default::default(), proofs, &self.vanilla_params, Some(k))
+        .status(Status::Synthesis, "building the circuit")?;
+        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+}
