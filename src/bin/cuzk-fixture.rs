@@ -1,4 +1,4 @@
-//! Generates (or finds) test fixtures: `cuzk-fixture [--root DIR] [--seed N] [PROOF ...]`.
+//! Generates (or finds) test fixtures: `cuzk-fixture [--root DIR] [--seed N] [--sector-only] [PROOF ...]`.
 //! PROOF is a registered seal proof name or filecoin-ffi number (default StackedDrg2KiBV1_1).
 //! Prints one JSON line per proof with the params path and the sealed sector.
 
@@ -10,13 +10,15 @@ fn main() -> ExitCode {
     let mut root = cuzk::fixtures::default_root();
     let mut seed = cuzk::fixtures::DEFAULT_SEED;
     let mut proofs = Vec::new();
+    let mut with_params = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
+            "--sector-only" => with_params = false,
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
             "-h" | "--help" => {
-                println!("usage: cuzk-fixture [--root DIR] [--seed N] [PROOF ...]");
+                println!("usage: cuzk-fixture [--root DIR] [--seed N] [--sector-only] [PROOF ...]");
                 return ExitCode::SUCCESS;
             }
             p => proofs.push(p.to_string()),
@@ -28,7 +30,7 @@ fn main() -> ExitCode {
     for p in proofs {
         let run = || -> cuzk::error::Result<String> {
             let proof = cuzk::registry::parse(&p)?;
-            let params = cuzk::fixtures::ensure_params(&root, proof, seed)?;
+            let params = if with_params { Some(cuzk::fixtures::ensure_params(&root, proof, seed)?) } else { None };
             let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
             Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())
         };

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 pub use config::EngineConfig;
 pub use job::{JobId, JobResult, JobState, JobTimings};
+pub use status::{result_json, timings_json};
 
 use crate::error::{Error, Result};
 use crate::prover::{Backend, CpuBackend};
@@ -290,6 +291,11 @@ impl Engine {
     pub fn status_json(&self) -> String {
         self.forget_expired();
         status::status_json(self)
+    }
+
+    /// Metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        status::metrics_text(self)
     }
 
     fn forget_expired(&self) {

@@ -5,12 +5,22 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::job::{JobState, JobTimings};
+use super::job::{JobResult, JobState, JobTimings};
 use super::Engine;
 use crate::registry;
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
+}
+
+/// A job result's timers and facts as JSON (seconds).
+pub fn result_json(r: &JobResult) -> Value {
+    let mut v = timings_json(&r.timings);
+    v["backend"] = json!(r.backend);
+    v["partitions"] = json!(r.partitions);
+    v["verified"] = json!(r.verified);
+    v["proof_bytes"] = json!(r.proof.len());
+    v
 }
 
 /// Timings as a JSON object (seconds).
@@ -83,4 +93,34 @@ pub(super) fn status_json(engine: &Engine) -> String {
         },
     })
     .to_string()
+}
+
+/// The same numbers in the Prometheus text format.
+pub(super) fn metrics_text(engine: &Engine) -> String {
+    use std::fmt::Write;
+    let sh = &engine.shared;
+    let mut by_state = [0u64; 5];
+    for j in sh.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
+        by_state[j.state() as usize] += 1;
+    }
+    let mut o = String::new();
+    let _ = writeln!(o, "# HELP cuzk_jobs Jobs currently remembered, by state.\n# TYPE cuzk_jobs gauge");
+    for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {
+        let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
+    }
+    let c = &sh.counters;
+    let _ = writeln!(o, "# HELP cuzk_jobs_total Jobs by final outcome since start.\n# TYPE cuzk_jobs_total counter");
+    for (name, v) in [("submitted", &c.submitted), ("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
+        let _ = writeln!(o, "cuzk_jobs_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
+    }
+    let _ = writeln!(o, "# HELP cuzk_srs_resident_bytes Decoded SRS bytes held in memory.\n# TYPE cuzk_srs_resident_bytes gauge");
+    for s in sh.srs.all() {
+        let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
+    }
+    let d = sh.dealloc.stats();
+    let _ = writeln!(o, "# HELP cuzk_dealloc_pending_bytes Bytes queued for the deallocator thread.\n# TYPE cuzk_dealloc_pending_bytes gauge");
+    let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
+    let _ = writeln!(o, "# HELP cuzk_queued_partitions Partitions waiting for synthesis.\n# TYPE cuzk_queued_partitions gauge");
+    let _ = writeln!(o, "cuzk_queued_partitions {}", sh.queue.len());
+    o
 }

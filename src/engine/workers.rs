@@ -122,8 +122,8 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
         match res {
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
             Ok(pp) => {
-                for g in pp.garbage {
-                    shared.dealloc.free(g, 0);
+                for (g, bytes) in pp.garbage {
+                    shared.dealloc.free(g, bytes);
                 }
                 let done = {
                     let mut g = job.lock();

@@ -4,8 +4,6 @@
 //! A = α + ΣA + r·δ1;  B = β2 + ΣB2 + s·δ2;
 //! C = ΣH + ΣL + s·ΣA + r·ΣB1 + rs·δ1 + s·α + r·β1.
 
-use std::sync::Arc;
-
 use bellperson::domain::EvaluationDomain;
 use bellperson::groth16::Proof;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -95,7 +93,9 @@ impl Backend for CpuBackend {
         })?;
         let sums = MsmSums { h: sum_h, l: sum_l, a: sum_a, b_g1: sum_b_g1, b_g2: sum_b_g2 };
         let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
-        let garbage: super::Garbage = vec![Box::new(input), Box::new(aux), Box::new((a_aux_density, b_input_density, b_aux_density))];
+        let witness_bytes = (32 * (input.capacity() + aux.capacity())) as u64;
+        let garbage: super::Garbage =
+            vec![(Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes)];
         Ok(PartitionProof { proof, phases: t, garbage })
     }
 }
@@ -122,6 +122,3 @@ pub fn check_shape(srs: &Srs, constraints: usize, inputs: usize, aux: usize) -> 
     }
     Ok(())
 }
-
-#[allow(dead_code)]
-fn _assert_send(_: Arc<CpuBackend>) {}

@@ -47,8 +47,9 @@ impl PhaseTimings {
     }
 }
 
-/// Big buffers a backend is done with; the engine hands them to its deallocator thread.
-pub type Garbage = Vec<Box<dyn Send>>;
+/// Big buffers a backend is done with, with their sizes; the engine hands them to its
+/// deallocator thread.
+pub type Garbage = Vec<(Box<dyn Send>, u64)>;
 
 pub struct PartitionProof {
     pub proof: Proof<Bls12>,

@@ -267,15 +267,15 @@ mod tests {
     #[test]
     fn rejects_truncation_and_corruption() {
         let data = tiny_params();
-        let e = decode_params(&data[..data.len() - 1], Validation::OnCurve, Path::new("p")).unwrap_err();
+        let e = decode_params(&data[..data.len() - 1], Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("truncated"), "{}", e.message);
         let mut extra = data.clone();
         extra.push(0);
-        assert!(decode_params(&extra, Validation::OnCurve, Path::new("p")).unwrap_err().message.contains("corrupt"));
+        assert!(decode_params(&extra, Validation::OnCurve, Path::new("p")).err().unwrap().message.contains("corrupt"));
         let mut bad = data.clone();
         let last = bad.len() - 10;
         bad[last] ^= 0x55;
-        let e = decode_params(&bad, Validation::OnCurve, Path::new("p")).unwrap_err();
+        let e = decode_params(&bad, Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("b_g2"), "{}", e.message);
     }
 }

@@ -30,6 +30,22 @@ pub struct Srs {
 }
 
 impl Srs {
+    /// Wrap parameters already in memory (synthetic circuits, tests).
+    pub fn from_parameters(proof: RegisteredSealProof, params: Parameters<Bls12>) -> Srs {
+        let resident_bytes = decode::resident_bytes(&params);
+        let pvk = prepare_verifying_key(&params.vk);
+        Srs {
+            proof,
+            path: PathBuf::from("<memory>"),
+            params,
+            pvk,
+            resident_bytes,
+            file_bytes: 0,
+            load_time: Duration::ZERO,
+            validation: Validation::None,
+        }
+    }
+
     /// Read and decode `path` as the SRS of `proof`.
     pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
         let start = Instant::now();

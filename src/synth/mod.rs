@@ -31,6 +31,17 @@ pub trait PartitionCircuits: Send + Sync {
     fn partitions(&self) -> usize;
     /// Build and synthesize partition `k`.
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment>;
+
+    /// Prove partition `k` with bellperson's own `create_proof_batch` — the reference every
+    /// backend must match byte for byte (tests and benchmarks only).
+    #[doc(hidden)]
+    fn bellperson_reference(
+        &self,
+        k: usize,
+        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        r: blstrs::Scalar,
+        s: blstrs::Scalar,
+    ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>>;
 }
 
 /// Parse filecoin-ffi's C1 JSON bytes and prepare its partition circuits.
@@ -110,15 +121,34 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        let circuit = self.circuit(k)?;
+        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn bellperson_reference(
+        &self,
+        k: usize,
+        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        r: blstrs::Scalar,
+        s: blstrs::Scalar,
+    ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>> {
+        let circuit = self.circuit(k)?;
+        let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
+            .status(Status::Prover, "bellperson create_proof_batch")?;
+        proofs.pop().ok_or_else(|| err!(Internal, "bellperson returned no proof"))
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> StackedPartitions<Tree> {
+    fn circuit(&self, k: usize) -> Result<stacked::StackedCircuit<Tree, DefaultPieceHasher>> {
         let proofs = self
             .vanilla_proofs
             .get(k)
             .ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
-        let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
             StackedDrg<'_, Tree, DefaultPieceHasher>,
             _,
         >>::circuit(&self.public_inputs, Default::default(), proofs, &self.vanilla_params, Some(k))
-        .status(Status::Synthesis, "building the circuit")?;
-        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        .status(Status::Synthesis, "building the circuit")
     }
 }

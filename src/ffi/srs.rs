@@ -1,0 +1,78 @@
+//! SRS (Groth16 parameters) load / evict / status.
+
+use std::os::raw::c_char;
+use std::path::Path;
+
+use super::boundary::{arg, arg_opt_str, guard, write_opt};
+use super::engine::cuzk_engine;
+use super::error::cuzk_error;
+use crate::error::Status;
+use crate::registry;
+
+/// Load and keep resident the SRS of `registered_proof` (filecoin-ffi's RegisteredSealProof
+/// number, e.g. 5 = StackedDrg2KiBV1_1). `path`: the `.params` file, or NULL to use
+/// `v28-<circuit id>.params` in the engine's params dir. Loading an already-resident file
+/// returns at once. On success, `*out_load_seconds` (if not NULL) gets the decode time.
+///
+/// # Safety
+/// `engine` live; `path` NULL or NUL-terminated; out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_load(
+    engine: *const cuzk_engine,
+    registered_proof: i64,
+    path: *const c_char,
+    out_load_seconds: *mut f64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let proof = registry::from_number(registered_proof)?;
+        let path = arg_opt_str(path, "path")?;
+        let srs = e.inner.srs_load(proof, path.map(Path::new))?;
+        write_opt(out_load_seconds, srs.load_time.as_secs_f64());
+        Ok(())
+    })
+}
+
+/// Drop the SRS of `registered_proof`. Jobs already running keep their reference; memory is
+/// freed (off the calling thread) when the last one finishes. `*out_was_loaded` (if not NULL)
+/// tells whether anything was resident.
+///
+/// # Safety
+/// `engine` live; out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_evict(
+    engine: *const cuzk_engine,
+    registered_proof: i64,
+    out_was_loaded: *mut bool,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let was = e.inner.srs_evict(registry::from_number(registered_proof)?)?;
+        write_opt(out_was_loaded, was);
+        Ok(())
+    })
+}
+
+/// Whether the SRS of `registered_proof` is resident, and how many bytes its decoded points
+/// occupy (0 when not loaded). Out-params may be NULL.
+///
+/// # Safety
+/// `engine` live; out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_status(
+    engine: *const cuzk_engine,
+    registered_proof: i64,
+    out_loaded: *mut bool,
+    out_resident_bytes: *mut u64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let srs = e.inner.srs_get(registry::from_number(registered_proof)?)?;
+        write_opt(out_loaded, srs.is_some());
+        write_opt(out_resident_bytes, srs.map_or(0, |s| s.resident_bytes));
+        Ok(())
+    })
+}

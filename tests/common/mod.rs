@@ -1,0 +1,48 @@
+//! Shared by the integration tests: the cached 2 KiB fixture (generated on first use, ~11 min
+//! on 2 cores; then reused from /var/tmp/cuzk-fixtures or CUZK_FIXTURES_DIR).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Once;
+
+use cuzk::fixtures::{self, SectorFixture};
+use cuzk::registry::RegisteredSealProof;
+
+pub const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
+pub const PROOF_NUMBER: i64 = 5;
+
+pub struct Fixture {
+    pub params_dir: PathBuf,
+    pub params: PathBuf,
+    pub sector: SectorFixture,
+    pub c1: Vec<u8>,
+}
+
+static ENV: Once = Once::new();
+
+/// The 2 KiB fixture. Also points filecoin-proofs' parameter cache at it (before any
+/// filecoin-proofs setting is read), so its `verify_seal` finds the `.vk`.
+pub fn fixture() -> Fixture {
+    let root = fixtures::default_root();
+    let params_dir = fixtures::params_dir(&root);
+    ENV.call_once(|| std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir));
+    let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params fixture");
+    let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector fixture");
+    let c1 = sector.c1_json().expect("c1");
+    Fixture { params_dir, params, sector, c1 }
+}
+
+/// filecoin-proofs' own verifier, through filecoin-proofs-api.
+pub fn filecoin_verify(f: &Fixture, proof: &[u8]) -> bool {
+    filecoin_proofs_api::seal::verify_seal(
+        PROOF,
+        f.sector.comm_r,
+        f.sector.comm_d,
+        f.sector.prover_id,
+        f.sector.sector_id.into(),
+        f.sector.ticket,
+        f.sector.seed,
+        proof,
+    )
+    .expect("filecoin-proofs verify_seal errored")
+}
