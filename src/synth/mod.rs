@@ -103,7 +103,9 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
     if expected != replica_id {
         return Err(err!(
             InvalidInput,
-            "C1 output was not sealed for sector {sector_id} of this prover id (its replica id does not match)"
+            "C1 output ({}) does not match sector {sector_id} of this prover id: its replica id differs \
+             (wrong prover id or sector id, or a C1 of another proof type)",
+            registry::name(proof)
         ));
     }
     let public_inputs = stacked::PublicInputs {

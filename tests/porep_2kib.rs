@@ -1,0 +1,153 @@
+//! A real 2 KiB PoRep C2 through the exported C functions: the proof verifies with
+//! filecoin-proofs, a second proof from the same C1 verifies too (without reloading the SRS),
+//! and with fixed r, s the CPU backend is byte-identical to bellperson's create_proof_batch.
+
+mod common;
+
+use std::ffi::CStr;
+use std::ptr;
+
+use blstrs::Scalar;
+use cuzk::ffi::*;
+use cuzk::prover::{Backend, CpuBackend};
+use cuzk::srs::{Srs, Validation};
+use cuzk::synth::SizeHint;
+use ff::Field;
+use rand::SeedableRng;
+
+fn ok(status: cuzk_status_t, err: *mut cuzk_error) {
+    if status != cuzk::error::Status::Ok {
+        let msg = unsafe { CStr::from_ptr(cuzk_error_message(err)) }.to_string_lossy().into_owned();
+        panic!("{status:?}: {msg}");
+    }
+}
+
+type cuzk_status_t = cuzk::error::Status;
+
+#[test]
+fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
+    let f = common::fixture();
+    let mut err = ptr::null_mut();
+    let mut engine = ptr::null_mut();
+    let cfg = std::ffi::CString::new(format!(r#"{{"params_dir": {:?}}}"#, f.params_dir)).unwrap();
+    unsafe {
+        ok(cuzk_engine_new(cfg.as_ptr(), &mut engine, &mut err), err);
+        let mut load_s = 0.0;
+        ok(cuzk_srs_load(engine, common::PROOF_NUMBER, ptr::null(), &mut load_s, &mut err), err);
+        let (mut loaded, mut bytes) = (false, 0u64);
+        ok(cuzk_srs_status(engine, common::PROOF_NUMBER, &mut loaded, &mut bytes, &mut err), err);
+        assert!(loaded && bytes > 1 << 30, "resident SRS should be > 1 GiB, got {bytes}");
+
+        let mut proofs = Vec::new();
+        for i in 0..2 {
+            let mut id = 0u64;
+            ok(
+                cuzk_submit_porep_c2(
+                    engine,
+                    f.c1.as_ptr(),
+                    f.c1.len(),
+                    f.sector.sector_id,
+                    f.sector.prover_id.as_ptr(),
+                    0,
+                    ptr::null(),
+                    &mut id,
+                    &mut err,
+                ),
+                err,
+            );
+            let (mut state, mut proof) = (-1, ptr::null_mut());
+            ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut proof, &mut err), err);
+            assert_eq!(state, cuzk::engine::JobState::Done as i32);
+            let (mut p, mut len) = (ptr::null(), 0usize);
+            ok(cuzk_proof_bytes(proof, &mut p, &mut len, &mut err), err);
+            let bytes = std::slice::from_raw_parts(p, len).to_vec();
+            assert_eq!(bytes.len(), 192);
+            let mut srs_s = -1.0;
+            ok(cuzk_proof_timing(proof, 1, &mut srs_s, &mut err), err);
+            assert!(srs_s < 0.1, "proof {i}: SRS lookup took {srs_s}s — it must stay resident");
+            let mut json = ptr::null_mut();
+            ok(cuzk_proof_timings_json(proof, &mut json, &mut err), err);
+            let timings = CStr::from_ptr(json).to_string_lossy().into_owned();
+            cuzk_string_free(json);
+            assert!(timings.contains("\"verified\":true"), "{timings}");
+            eprintln!("proof {i} timings: {timings}");
+            cuzk_proof_free(proof);
+            proofs.push(bytes);
+        }
+        // Two proofs of one C1: both valid, different (fresh r, s each).
+        assert_ne!(proofs[0], proofs[1]);
+        for p in &proofs {
+            assert!(common::filecoin_verify(&f, p), "filecoin-proofs rejected a cuzk proof");
+            let mut valid = false;
+            let s = &f.sector;
+            ok(
+                cuzk_verify_seal(
+                    engine,
+                    common::PROOF_NUMBER,
+                    s.comm_r.as_ptr(),
+                    s.comm_d.as_ptr(),
+                    s.prover_id.as_ptr(),
+                    s.sector_id,
+                    s.ticket.as_ptr(),
+                    s.seed.as_ptr(),
+                    p.as_ptr(),
+                    p.len(),
+                    &mut valid,
+                    &mut err,
+                ),
+                err,
+            );
+            assert!(valid);
+        }
+        // A tampered proof is rejected by both verifiers (as invalid or as malformed).
+        let mut bad = proofs[0].clone();
+        bad[100] ^= 1;
+        let mut valid = true;
+        let st = cuzk_verify_seal(
+            engine,
+            common::PROOF_NUMBER,
+            f.sector.comm_r.as_ptr(),
+            f.sector.comm_d.as_ptr(),
+            f.sector.prover_id.as_ptr(),
+            f.sector.sector_id,
+            f.sector.ticket.as_ptr(),
+            f.sector.seed.as_ptr(),
+            bad.as_ptr(),
+            bad.len(),
+            &mut valid,
+            &mut err,
+        );
+        assert!(st != cuzk::error::Status::Ok || !valid);
+        if st != cuzk::error::Status::Ok {
+            cuzk_error_free(err);
+            err = ptr::null_mut();
+        }
+
+        let mut status = ptr::null_mut();
+        ok(cuzk_engine_status_json(engine, &mut status, &mut err), err);
+        let s = CStr::from_ptr(status).to_string_lossy().into_owned();
+        cuzk_string_free(status);
+        assert!(s.contains("\"done\":2"), "{s}");
+        cuzk_engine_free(engine);
+    }
+}
+
+#[test]
+fn fixed_r_s_is_byte_identical_to_bellperson() {
+    let f = common::fixture();
+    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(42);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+
+    let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
+    let hint = SizeHint { constraints: srs.params.h.len() + 1, inputs: srs.params.vk.ic.len(), aux: srs.params.l.len() };
+    let asg = inputs.circuits.synthesize(0, hint).unwrap();
+    let ours = CpuBackend.prove(&srs, asg, r, s).unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    reference.write(&mut a).unwrap();
+    ours.proof.write(&mut b).unwrap();
+    assert_eq!(a, b, "cuzk CPU proof differs from bellperson create_proof_batch for fixed r, s");
+    assert!(common::filecoin_verify(&f, &b));
+    eprintln!("phases: {:?}", ours.phases);
+}
