@@ -4,4 +4,101 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
+        cuda::build();
+    }
+}
+
+mod cuda {
+    use std::env;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// nvcc from `NVCC`, else `$CUDA_PATH/bin/nvcc`, else the first `nvcc` on `PATH`.
+    fn find_nvcc() -> PathBuf {
+        println!("cargo:rerun-if-env-changed=NVCC");
+        println!("cargo:rerun-if-env-changed=CUDA_PATH");
+        let candidates: Vec<PathBuf> = [
+            env::var_os("NVCC").filter(|v| !v.is_empty()).map(PathBuf::from),
+            env::var_os("CUDA_PATH").filter(|v| !v.is_empty()).map(|p| Path::new(&p).join("bin").join("nvcc")),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(env::var_os("PATH").into_iter().flat_map(|p| env::split_paths(&p).map(|d| d.join("nvcc")).collect::<Vec<_>>()))
+        .collect();
+        for c in &candidates {
+            if c.is_file() {
+                if let Ok(out) = Command::new(c).arg("--version").output() {
+                    if out.status.success() {
+                        return c.clone();
+                    }
+                }
+            }
+        }
+        panic!(
+            "\n\nfeature `cuda` is on but no working nvcc was found (looked at NVCC, $CUDA_PATH/bin/nvcc, then PATH).\n\
+             Install the CUDA 13.0 compiler (scripts/install-cuda-toolchain.sh does it from PyPI and prints\n\
+             the toolkit root), then build with NVCC=<root>/bin/nvcc or CUDA_PATH=<root>, or build without\n\
+             `--features cuda`.\n\n"
+        );
+    }
+
+    /// blst decides at build time whether its assembly uses ADX (and renames the entry points
+    /// accordingly); the C++ shims over it must agree. Mirrors blst 0.3's build.rs.
+    fn blst_uses_adx() -> bool {
+        if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
+            return false;
+        }
+        if env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().contains("target-cpu=") {
+            let feats = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+            return feats.split(',').any(|f| f == "adx");
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::is_x86_feature_detected!("adx")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    pub fn build() {
+        let nvcc = find_nvcc();
+        let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+        let sppark = PathBuf::from(env::var("DEP_SPPARK_ROOT").expect("sppark did not export its ROOT"));
+        let blst = PathBuf::from(env::var("DEP_BLST_C_SRC").expect("blst did not export its C_SRC"));
+        println!("cargo:rerun-if-changed={}", root.join("cuda").display());
+        // cc reads the CUDA compiler from NVCC; this process is single-threaded.
+        env::set_var("NVCC", &nvcc);
+
+        let mut b = cc::Build::new();
+        b.cuda(true)
+            .cudart("static")
+            .include(root.join("cuda"))
+            .include(&sppark)
+            .include(&blst)
+            .define("FEATURE_BLS12_381", None)
+            .define("TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE", None)
+            .flag("-std=c++17")
+            .flag("-gencode")
+            .flag("arch=compute_90,code=sm_90")
+            .flag("-gencode")
+            .flag("arch=compute_90,code=compute_90")
+            .flag("-Xcompiler")
+            .flag("-Wno-unused-function")
+            .flag("-Xcompiler")
+            .flag("-Wno-subobject-linkage")
+            .warnings(false);
+        if blst_uses_adx() {
+            b.define("__ADX__", None);
+        }
+        b.file(root.join("cuda/groth16.cu"));
+        // sppark's device registry (select_gpu, gpu_t); compiled here, not by the sppark crate.
+        b.file(sppark.join("util/all_gpus.cpp"));
+        b.compile("cuzk_cuda");
+        for lib in ["dl", "rt", "pthread"] {
+            println!("cargo:rustc-link-lib={lib}");
+        }
+    }
 }

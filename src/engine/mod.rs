@@ -101,10 +101,26 @@ pub struct Engine {
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// "cpu"; "cuda" (an `Unsupported` error naming why when it cannot be used); "auto": CUDA when
+/// compiled in and a device is present, else the CPU.
 fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     match config.backend.as_str() {
-        "cpu" | "auto" => Ok(Box::new(CpuBackend)),
-        other => Err(err!(Unsupported, "backend {other:?} is not available in this build (compiled without CUDA)")),
+        "cpu" => Ok(Box::new(CpuBackend)),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Box::new(crate::prover::CudaBackend::new()?)),
+        #[cfg(feature = "cuda")]
+        "auto" => match crate::prover::CudaBackend::new() {
+            Ok(b) => Ok(Box::new(b)),
+            Err(e) => {
+                log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
+                Ok(Box::new(CpuBackend))
+            }
+        },
+        #[cfg(not(feature = "cuda"))]
+        "auto" => Ok(Box::new(CpuBackend)),
+        #[cfg(not(feature = "cuda"))]
+        "cuda" => Err(err!(Unsupported, "backend \"cuda\" is not available: this build was compiled without the `cuda` feature")),
+        other => Err(err!(Unsupported, "backend {other:?} is not available in this build")),
     }
 }
 

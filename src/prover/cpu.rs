@@ -9,8 +9,10 @@ use bellperson::groth16::Proof;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ec_gpu_gen::threadpool::Worker;
 use group::{prime::PrimeCurveAffine, Curve};
+use rayon::prelude::*;
 
-use super::msm::{msm_dense, msm_sparse};
+use super::msm::{msm_sparse, BlstPoint};
+use super::ntt::{self, Domain};
 use super::{Backend, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
@@ -19,8 +21,9 @@ use crate::synth::Assignment;
 #[derive(Debug, Default)]
 pub struct CpuBackend;
 
-/// Coefficients of H = (A·B − C) / Z, the first n−1 of them (the last is always zero).
-pub fn compute_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+/// bellperson's own H computation (EvaluationDomain), kept as the reference the faster
+/// [`super::ntt`] path is tested against. First n−1 coefficients (the last is always zero).
+pub fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
     let worker = Worker::new();
     let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
     let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
@@ -38,6 +41,21 @@ pub fn compute_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<S
     let mut h = a.into_coeffs();
     h.pop();
     Ok(h)
+}
+
+/// Σ h_i · H_i over the n−1 coefficients of H, given in bit-reversed order: the permutation
+/// back to natural order is fused into the scalar serialization.
+fn msm_h(bases: &[G1Affine], d: &Domain, h_br: &[Scalar]) -> Result<G1Projective> {
+    let m = d.n - 1;
+    if bases.len() < m {
+        return Err(err!(Prover, "SRS has {} h points, the domain needs {m}", bases.len()));
+    }
+    let mut bytes = vec![0u8; 32 * m];
+    bytes
+        .par_chunks_exact_mut(32)
+        .enumerate()
+        .for_each(|(i, out)| out.copy_from_slice(&h_br[ntt::natural_index(d, i)].to_bytes_le()));
+    Ok(G1Affine::pippenger(&bases[..m], &bytes))
 }
 
 /// The MSM results of one partition, before blinding.
@@ -72,8 +90,9 @@ impl Backend for CpuBackend {
         let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
-        let h = t.time("ntt_h", || compute_h(a, b, c))?;
-        let sum_h = t.time("msm_h", || msm_dense::<G1Affine>(&p.h, 0, h))?;
+        let (domain, h) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));
+        let sum_h = t.time("msm_h", || msm_h(&p.h, &domain, &h))?;
+        let h_bytes = (32 * h.capacity()) as u64;
         let (sum_l, _) = t.time("msm_l", || msm_sparse::<G1Affine>(&p.l, 0, &aux, None))?;
         let sum_a = t.time("msm_a", || -> Result<G1Projective> {
             let (ai, _) = msm_sparse::<G1Affine>(&p.a, 0, &input, None)?;
@@ -94,8 +113,10 @@ impl Backend for CpuBackend {
         let sums = MsmSums { h: sum_h, l: sum_l, a: sum_a, b_g1: sum_b_g1, b_g2: sum_b_g2 };
         let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
         let witness_bytes = (32 * (input.capacity() + aux.capacity())) as u64;
-        let garbage: super::Garbage =
-            vec![(Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes)];
+        let garbage: super::Garbage = vec![
+            (Box::new(h), h_bytes),
+            (Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes),
+        ];
         Ok(PartitionProof { proof, phases: t, garbage })
     }
 }

@@ -2,7 +2,10 @@
 //! factors r, s, so backends can be compared byte for byte.
 
 mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod msm;
+mod ntt;
 
 use std::time::Duration;
 
@@ -10,6 +13,8 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 
 pub use cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+pub use cuda::{synthetic as cuda_synthetic, witness_stats, CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
 
 use crate::error::Result;
 use crate::srs::Srs;

@@ -1,0 +1,42 @@
+# cuzk — the two commands that matter: `make demo` (the main job) and `make test` (everything).
+# Builds share one target dir outside the repo by default (release builds of filecoin-proofs
+# take minutes; keep them). Fixtures are cached in $(CUZK_FIXTURES_DIR).
+
+CARGO             ?= cargo
+CARGO_TARGET_DIR  ?= /var/tmp/cuzk-target
+CUZK_FIXTURES_DIR ?= /var/tmp/cuzk-fixtures
+export CARGO_TARGET_DIR CUZK_FIXTURES_DIR
+
+.PHONY: demo test header fixtures bench-p1 build clean-fixtures
+
+## Prove a real 2 KiB PoRep C2 (fixtures generated on first use) and print proof + timings.
+demo:
+	$(CARGO) run --release --bin cuzk-demo
+
+## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
+test: test-rust test-examples
+
+.PHONY: test-rust
+test-rust:
+	$(CARGO) test --release
+
+build:
+	$(CARGO) build --release
+
+## Regenerate include/cuzk.h from src/ffi.
+header:
+	CUZK_UPDATE_HEADER=1 $(CARGO) test --release --test header
+
+## Generate (or find) the 2 KiB fixtures.
+fixtures:
+	$(CARGO) run --release --bin cuzk-fixture
+
+## P1/P6: 2 KiB warm latency vs filecoin-proofs seal_commit_phase2, SRS load vs stock decode.
+bench-p1:
+	$(CARGO) run --release --bin cuzk-bench -- p1 --runs $${RUNS:-3}
+
+clean-fixtures:
+	rm -rf $(CUZK_FIXTURES_DIR)
+
+# Examples, Go bindings and packaging (install, pkg-config) live in their own makefile.
+include mk/examples.mk

@@ -1,0 +1,124 @@
+//! Benchmarks that print ratios against the named peer measured in the same run.
+//!
+//!   cuzk-bench p1 [--runs N]   2 KiB C2 warm latency: cuzk engine vs filecoin-proofs
+//!                              `seal_commit_phase2` (interleaved), plus SRS load vs the
+//!                              decode filecoin-proofs repeats on every proof (P1, P6).
+//!
+//! Fixtures come from the cache (`CUZK_FIXTURES_DIR`, default /var/tmp/cuzk-fixtures) and are
+//! generated when missing. Prints a JSON summary as the last line.
+
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::ParameterSource;
+use blstrs::Bls12;
+use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
+use cuzk::fixtures;
+use cuzk::registry::RegisteredSealProof;
+use cuzk::srs::Validation;
+
+const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = s.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// What filecoin-proofs does with the SRS on every proof: map the file, then decode every
+/// point of h, l, a, b_g1, b_g2 from the map (bellperson `MappedParameters`).
+fn stock_decode(path: &std::path::Path) -> Duration {
+    let t = Instant::now();
+    let mapped = storage_proofs_core::parameter_cache::read_cached_params(path).expect("read_cached_params");
+    let p: &bellperson::groth16::MappedParameters<Bls12> = &mapped;
+    let n = ParameterSource::<Bls12>::get_vk(&p, 0).expect("vk").ic.len();
+    let h = ParameterSource::<Bls12>::get_h(&p, 0).expect("h");
+    let l = ParameterSource::<Bls12>::get_l(&p, 0).expect("l");
+    let a = ParameterSource::<Bls12>::get_a(&p, n, 0).expect("a");
+    let b1 = ParameterSource::<Bls12>::get_b_g1(&p, n, 0).expect("b_g1");
+    let b2 = ParameterSource::<Bls12>::get_b_g2(&p, n, 0).expect("b_g2");
+    let took = t.elapsed();
+    drop((h, l, a, b1, b2));
+    took
+}
+
+fn p1(runs: usize) {
+    let root = fixtures::default_root();
+    let params_dir = fixtures::params_dir(&root);
+    // filecoin-proofs reads its parameter cache location from the environment, once.
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
+    let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params");
+    let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector");
+    let c1 = sector.c1_json().expect("c1");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    println!("machine: {cores} cores; fixture {}; {runs} runs each, interleaved", params.display());
+
+    let engine = Engine::new(EngineConfig { params_dir: Some(params_dir.clone()), ..Default::default() }).expect("engine");
+    let srs = engine.srs_load(PROOF, None).expect("srs load");
+    let cuzk_load = srs.load_time.as_secs_f64();
+    let stock_decode_s = stock_decode(&params).as_secs_f64();
+    let unchecked = cuzk::srs::Srs::load(PROOF, &params, Validation::None).expect("load").load_time.as_secs_f64();
+    println!(
+        "SRS: cuzk load (on_curve) {cuzk_load:.2}s, cuzk load (none) {unchecked:.2}s; filecoin-proofs per-proof decode {stock_decode_s:.2}s; ratio {:.3}",
+        cuzk_load / stock_decode_s
+    );
+
+    let c1_stock: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(&c1).expect("c1 json");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        let t = Instant::now();
+        let id = engine
+            .submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None })
+            .expect("submit");
+        let snap = engine.wait(id, None).expect("wait");
+        let wall = t.elapsed().as_secs_f64();
+        assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
+        let r = snap.result.unwrap();
+        println!("run {i}: cuzk  {wall:7.2}s  {}", cuzk::engine::result_json(&r));
+        ours.push(wall);
+
+        let t = Instant::now();
+        let out = filecoin_proofs_api::seal::seal_commit_phase2(c1_stock.clone(), sector.prover_id, sector.sector_id.into())
+            .expect("stock seal_commit_phase2");
+        let wall = t.elapsed().as_secs_f64();
+        assert_eq!(out.proof.len(), 192);
+        println!("run {i}: stock {wall:7.2}s");
+        theirs.push(wall);
+    }
+    let (mo, mt) = (median(&ours), median(&theirs));
+    println!("P1 warm latency: cuzk median {mo:.2}s, filecoin-proofs median {mt:.2}s, ratio {:.3} (target <= 0.25)", mo / mt);
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "p1", "cores": cores, "runs": runs,
+            "cuzk_s": ours, "stock_s": theirs, "cuzk_median_s": mo, "stock_median_s": mt, "ratio": mo / mt,
+            "srs_load_s": cuzk_load, "srs_load_unchecked_s": unchecked, "stock_decode_s": stock_decode_s,
+            "srs_ratio": cuzk_load / stock_decode_s,
+        })
+    );
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    match args.first().map(String::as_str) {
+        Some("p1") => p1(runs),
+        _ => {
+            eprintln!("usage: cuzk-bench p1 [--runs N]");
+            std::process::exit(2);
+        }
+    }
+}
