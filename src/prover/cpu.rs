@@ -90,9 +90,9 @@ impl Backend for CpuBackend {
         let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
-        let (domain, h) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));
+        let (domain, h, spent) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));
         let sum_h = t.time("msm_h", || msm_h(&p.h, &domain, &h))?;
-        let h_bytes = (32 * h.capacity()) as u64;
+        let h_bytes = (32 * (h.capacity() + spent[0].capacity() + spent[1].capacity())) as u64;
         let (sum_l, _) = t.time("msm_l", || msm_sparse::<G1Affine>(&p.l, 0, &aux, None))?;
         let sum_a = t.time("msm_a", || -> Result<G1Projective> {
             let (ai, _) = msm_sparse::<G1Affine>(&p.a, 0, &input, None)?;
@@ -114,7 +114,7 @@ impl Backend for CpuBackend {
         let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
         let witness_bytes = (32 * (input.capacity() + aux.capacity())) as u64;
         let garbage: super::Garbage = vec![
-            (Box::new(h), h_bytes),
+            (Box::new((h, spent)), h_bytes),
             (Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes),
         ];
         Ok(PartitionProof { proof, phases: t, garbage })

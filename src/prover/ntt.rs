@@ -215,18 +215,19 @@ fn to_coset(d: &Domain, x: &mut [Scalar]) {
 
 /// H's coefficients in bit-reversed order (length 2^k; the top one, at bitrev(n−1), is zero for
 /// a satisfied circuit and is not used), from the
-/// A, B, C evaluations (each zero-padded to the domain size).
-pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> (Arc<Domain>, Vec<Scalar>) {
+/// A, B, C evaluations (each zero-padded to the domain size). B's and C's buffers come back
+/// spent, for the caller to free off the critical path.
+pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> (Arc<Domain>, Vec<Scalar>, [Vec<Scalar>; 2]) {
     let n = a.len().max(b.len()).max(c.len()).max(1).next_power_of_two();
     let d = Domain::get(n.trailing_zeros());
     for v in [&mut a, &mut b, &mut c] {
         v.resize(n, Scalar::ZERO);
     }
     rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
-    drop(b_c_into(&d, &mut a, b, c));
+    let (b, c) = b_c_into(&d, &mut a, b, c);
     ct(&mut a, &d.tw_inv, 1, 0);
     scale_br(&mut a, &d.coset_inv);
-    (d, a)
+    (d, a, [b, c])
 }
 
 /// a ← (a·b − c) / Z(g), consuming b and c.
@@ -299,7 +300,7 @@ mod tests {
             let r = |rng: &mut rand_chacha::ChaCha8Rng| (0..len).map(|_| Scalar::random(&mut *rng)).collect::<Vec<_>>();
             let (a, b, c) = (r(&mut rng), r(&mut rng), r(&mut rng));
             let want = super::super::cpu::compute_h_bellperson(a.clone(), b.clone(), c.clone()).unwrap();
-            let (d, br) = h_bitreversed(a, b, c);
+            let (d, br, _) = h_bitreversed(a, b, c);
             let mut got = vec![Scalar::ZERO; d.n];
             for (j, v) in br.iter().enumerate() {
                 got[natural_index(&d, j)] = *v;

@@ -1,0 +1,283 @@
+//! The C interface of cuda/groth16.cu (declared in cuda/cuzk_cuda.h), its #[repr(C)] structs
+//! with their sizes asserted here and in the header, and safe owners for its handles.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr;
+
+use blstrs::{Fp, G1Projective};
+
+use crate::error::Result;
+
+#[repr(C)]
+pub struct Status {
+    pub code: i32,
+    pub message: *mut c_char,
+}
+
+/// -cudaErrorMemoryAllocation (the other codes are listed in cuda/cuzk_cuda.h)
+pub const E_CUDA_OOM: i32 = -2;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct G1 {
+    pub x: [u64; 6],
+    pub y: [u64; 6],
+    pub z: [u64; 6],
+}
+
+#[repr(C)]
+pub struct Sparse {
+    pub ones: *const u32,
+    pub ones_words: u64,
+    pub npoints: u64,
+    pub sig_idx: *const u32,
+    pub sig_scalars: *const c_void,
+    pub nsig: u64,
+}
+
+pub const SKIP_MSM_H: u32 = 1;
+
+#[repr(C)]
+pub struct ProveIn {
+    pub a: *const c_void,
+    pub b: *const c_void,
+    pub c: *const c_void,
+    pub constraints: u64,
+    pub lg_domain: u32,
+    pub flags: u32,
+    pub z_inv: [u64; 4],
+    pub h_out: *mut c_void,
+    pub l: Sparse,
+    pub a_q: Sparse,
+    pub b_q: Sparse,
+}
+
+pub const NPHASES: usize = 16;
+pub const PH_UPLOAD: usize = 0;
+pub const PH_NTT: usize = 1;
+pub const PH_H_DOWNLOAD: usize = 2;
+pub const PH_MSM_H: usize = 3;
+pub const PH_BATCH_ADD: usize = 4;
+pub const PH_GATHER: usize = 5;
+pub const PH_MSM_L: usize = 6;
+pub const PH_MSM_A: usize = 7;
+pub const PH_MSM_B_G1: usize = 8;
+pub const PH_TOTAL: usize = 9;
+
+#[repr(C)]
+pub struct ProveOut {
+    pub h: G1,
+    pub l_ones: G1,
+    pub l_sig: G1,
+    pub a_ones: G1,
+    pub a_sig: G1,
+    pub b_ones: G1,
+    pub b_sig: G1,
+    pub ms: [f32; NPHASES],
+}
+
+const _: () = assert!(std::mem::size_of::<Status>() == 16);
+const _: () = assert!(std::mem::size_of::<G1>() == 144);
+const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 224);
+const _: () = assert!(std::mem::size_of::<ProveOut>() == 1072);
+// The memory we hand to the GPU as-is.
+const _: () = assert!(std::mem::size_of::<blstrs::Scalar>() == 32);
+const _: () = assert!(std::mem::size_of::<blstrs::G1Affine>() == 96);
+
+#[repr(C)]
+pub struct RawWorkspace {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct RawSrs {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn cuzk_cuda_abi_sizes(out: *mut u64);
+    fn cuzk_cuda_message_free(message: *mut c_char);
+    fn cuzk_cuda_device_count(count: *mut i32) -> Status;
+    fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
+    fn cuzk_cuda_workspace_new(dev: i32, out: *mut *mut RawWorkspace) -> Status;
+    fn cuzk_cuda_workspace_free(ws: *mut RawWorkspace);
+    fn cuzk_cuda_workspace_bytes(ws: *const RawWorkspace) -> u64;
+    #[allow(clippy::too_many_arguments)]
+    fn cuzk_cuda_srs_new(
+        ws: *mut RawWorkspace,
+        h: *const c_void,
+        nh: u64,
+        l: *const c_void,
+        nl: u64,
+        a: *const c_void,
+        na: u64,
+        b_g1: *const c_void,
+        nb: u64,
+        out: *mut *mut RawSrs,
+        upload_ms: *mut f32,
+    ) -> Status;
+    fn cuzk_cuda_srs_free(srs: *mut RawSrs);
+    fn cuzk_cuda_prove(ws: *mut RawWorkspace, srs: *const RawSrs, inp: *const ProveIn, out: *mut ProveOut) -> Status;
+}
+
+/// A failed CUDA-side call: its code and message.
+#[derive(Debug, Clone)]
+pub struct CudaError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl std::fmt::Display for CudaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+fn check(st: Status) -> std::result::Result<(), CudaError> {
+    if st.code == 0 {
+        if !st.message.is_null() {
+            // SAFETY: allocated by the C++ side for us.
+            unsafe { cuzk_cuda_message_free(st.message) };
+        }
+        return Ok(());
+    }
+    let message = if st.message.is_null() {
+        String::from("(no message)")
+    } else {
+        // SAFETY: a NUL-terminated string the C++ side strdup'ed for us; freed right after.
+        let m = unsafe { CStr::from_ptr(st.message) }.to_string_lossy().into_owned();
+        unsafe { cuzk_cuda_message_free(st.message) };
+        m
+    };
+    Err(CudaError { code: st.code, message })
+}
+
+fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
+    move |e| err!(Prover, "CUDA {what}: {e}")
+}
+
+/// The struct sizes the compiled C++ side sees must be the ones asserted above.
+pub fn check_abi() -> Result<()> {
+    let mut sizes = [0u64; 5];
+    // SAFETY: writes exactly 5 values.
+    unsafe { cuzk_cuda_abi_sizes(sizes.as_mut_ptr()) };
+    let ours = [
+        std::mem::size_of::<Status>(),
+        std::mem::size_of::<G1>(),
+        std::mem::size_of::<Sparse>(),
+        std::mem::size_of::<ProveIn>(),
+        std::mem::size_of::<ProveOut>(),
+    ];
+    if sizes.iter().zip(ours).any(|(&c, r)| c as usize != r) {
+        return Err(err!(Internal, "CUDA ABI mismatch: C++ struct sizes {sizes:?}, Rust {ours:?}"));
+    }
+    Ok(())
+}
+
+/// Usable devices, or why there are none.
+pub fn device_count() -> std::result::Result<usize, CudaError> {
+    let mut n = 0i32;
+    // SAFETY: out-param valid for the call.
+    check(unsafe { cuzk_cuda_device_count(&mut n) })?;
+    Ok(n.max(0) as usize)
+}
+
+pub struct DeviceInfo {
+    pub name: String,
+    pub free_bytes: u64,
+    pub total_bytes: u64,
+}
+
+pub fn device_info(dev: i32) -> Result<DeviceInfo> {
+    let mut name = [0 as c_char; 256];
+    let (mut free_bytes, mut total_bytes) = (0u64, 0u64);
+    // SAFETY: buffers valid for the call; the name is NUL-terminated within len.
+    check(unsafe { cuzk_cuda_device_info(dev, name.as_mut_ptr(), name.len() as u64, &mut free_bytes, &mut total_bytes) })
+        .map_err(to_err("device info"))?;
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+    Ok(DeviceInfo { name, free_bytes, total_bytes })
+}
+
+/// Owner of a per-device workspace (stream, events, scratch buffers).
+pub struct Workspace(*mut RawWorkspace);
+
+// SAFETY: the workspace is only used under its device's mutex; the C++ object has no thread
+// affinity (each call selects its device).
+unsafe impl Send for Workspace {}
+
+impl Workspace {
+    pub fn new(dev: i32) -> Result<Workspace> {
+        let mut p = ptr::null_mut();
+        // SAFETY: out-param valid for the call.
+        check(unsafe { cuzk_cuda_workspace_new(dev, &mut p) }).map_err(to_err("workspace"))?;
+        Ok(Workspace(p))
+    }
+
+    pub fn bytes(&self) -> u64 {
+        // SAFETY: live handle.
+        unsafe { cuzk_cuda_workspace_bytes(self.0) }
+    }
+
+    /// Upload G1 bases; returns the handle and the CUDA-event upload time in ms.
+    pub fn upload_srs(
+        &mut self,
+        h: &[blstrs::G1Affine],
+        l: &[blstrs::G1Affine],
+        a: &[blstrs::G1Affine],
+        b_g1: &[blstrs::G1Affine],
+    ) -> std::result::Result<(DeviceSrs, f32), CudaError> {
+        let mut out = ptr::null_mut();
+        let mut ms = 0f32;
+        // SAFETY: the slices outlive the synchronous call; G1Affine is blst_p1_affine.
+        check(unsafe {
+            cuzk_cuda_srs_new(
+                self.0,
+                h.as_ptr().cast(),
+                h.len() as u64,
+                l.as_ptr().cast(),
+                l.len() as u64,
+                a.as_ptr().cast(),
+                a.len() as u64,
+                b_g1.as_ptr().cast(),
+                b_g1.len() as u64,
+                &mut out,
+                &mut ms,
+            )
+        })?;
+        Ok((DeviceSrs(out), ms))
+    }
+
+    /// Run the GPU half of a proof. `inp`'s pointers must stay valid for the call.
+    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn) -> Result<Box<ProveOut>> {
+        // SAFETY: ProveOut is plain data; all-zero is a valid value.
+        let mut out: Box<ProveOut> = Box::new(unsafe { std::mem::zeroed() });
+        // SAFETY: live handles; `inp` points at memory the caller keeps alive.
+        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, &mut *out) }).map_err(to_err("prove"))?;
+        Ok(out)
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        // SAFETY: owned handle, freed once.
+        unsafe { cuzk_cuda_workspace_free(self.0) };
+    }
+}
+
+/// Owner of SRS bases resident on one device.
+pub struct DeviceSrs(*mut RawSrs);
+
+// SAFETY: only used under its device's mutex.
+unsafe impl Send for DeviceSrs {}
+
+impl Drop for DeviceSrs {
+    fn drop(&mut self) {
+        // SAFETY: owned handle, freed once.
+        unsafe { cuzk_cuda_srs_free(self.0) };
+    }
+}
+
+/// A Jacobian point from the GPU (blst_p1 layout, Montgomery limbs) as a blstrs point.
+pub fn g1(p: &G1) -> G1Projective {
+    G1Projective::from_raw_unchecked(Fp::from_raw_unchecked(p.x), Fp::from_raw_unchecked(p.y), Fp::from_raw_unchecked(p.z))
+}

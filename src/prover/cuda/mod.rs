@@ -1,0 +1,527 @@
+//! The CUDA Groth16 backend (feature `cuda`): H through sppark's NTTs and the G1 MSMs (H, L,
+//! A, B_G1) on the GPU, B_G2 on CPU threads while the GPU works, assembly shared with the CPU
+//! backend. With r, s fixed its proofs are byte-identical to the CPU backend's.
+//!
+//! ```text
+//! prove_start: classify witness (CPU, rayon) ─┬─ lock device ─ SRS in VRAM? ─ upload a,b,c ─ NTTs ─ MSMs ─ unlock
+//!              spawn B_G2 thread (CPU) ───────┘                                    (cuda/prove.cuh)
+//! prove_finish: join B_G2, small MSMs on the CPU, assemble (cpu::assemble)
+//! ```
+//!
+//! SRS bases are uploaded once per device and kept, keyed by the identity of the SRS's point
+//! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). One workspace per
+//! device holds the stream, events and scratch buffers, reused from proof to proof.
+
+mod ffi;
+mod prep;
+pub mod synthetic;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::Proof;
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ec_gpu_gen::multiexp_cpu::DensityTracker;
+use ff::{Field, PrimeField};
+use group::Group;
+use rayon::prelude::*;
+
+use super::cpu::{assemble, check_shape, MsmSums};
+use super::msm::msm_sparse;
+use super::{Backend, Garbage, PartitionProof, PhaseTimings};
+use crate::error::Result;
+use crate::srs::Srs;
+use crate::synth::Assignment;
+pub use ffi::DeviceInfo;
+use prep::{classify, SparseScalars};
+
+/// One lock per device for the whole process (see [`CudaBackend::lock_device`]).
+fn gates(n: usize) -> &'static [Mutex<()>] {
+    static GATES: OnceLock<Vec<Mutex<()>>> = OnceLock::new();
+    GATES.get_or_init(|| (0..n).map(|_| Mutex::new(())).collect())
+}
+
+/// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
+const GPU_MIN_POINTS: usize = 64;
+
+/// The witness the B_G2 thread reads while the GPU works.
+struct Witness {
+    input: Vec<Scalar>,
+    aux: Vec<Scalar>,
+    a_aux_density: DensityTracker,
+    b_input_density: DensityTracker,
+    b_aux_density: DensityTracker,
+}
+
+struct CachedSrs {
+    key: [usize; 4],
+    alive: [Weak<Vec<G1Affine>>; 4],
+    dev: ffi::DeviceSrs,
+}
+
+impl CachedSrs {
+    fn alive(&self) -> bool {
+        self.alive.iter().all(|w| w.strong_count() > 0)
+    }
+}
+
+fn srs_key(srs: &Srs) -> [usize; 4] {
+    let p = &srs.params;
+    [Arc::as_ptr(&p.h) as usize, Arc::as_ptr(&p.l) as usize, Arc::as_ptr(&p.a) as usize, Arc::as_ptr(&p.b_g1) as usize]
+}
+
+struct DeviceState {
+    ws: ffi::Workspace,
+    srs: Vec<CachedSrs>,
+}
+
+impl DeviceState {
+    /// Index of `srs` in the cache, uploading it first if needed (evicting the other SRSes when
+    /// the device is out of memory). Pushes the upload time when it uploads.
+    fn srs_index(&mut self, srs: &Srs, t: &mut PhaseTimings) -> Result<usize> {
+        self.srs.retain(CachedSrs::alive);
+        let key = srs_key(srs);
+        if let Some(i) = self.srs.iter().position(|e| e.key == key) {
+            return Ok(i);
+        }
+        let p = &srs.params;
+        let wall = Instant::now();
+        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1) {
+            Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
+                log::warn!("GPU out of memory for the SRS of {}: evicting {} other SRS(es)", srs.path.display(), self.srs.len());
+                self.srs.clear();
+                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1)
+            }
+            r => r,
+        };
+        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the SRS {} to the GPU: {e}", srs.path.display()))?;
+        t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
+        t.push("gpu_srs_upload_wall", wall.elapsed());
+        log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
+        let alive = [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)];
+        self.srs.push(CachedSrs { key, alive, dev });
+        Ok(self.srs.len() - 1)
+    }
+}
+
+struct Device {
+    index: i32,
+    info: DeviceInfo,
+    state: Mutex<Option<DeviceState>>,
+}
+
+/// Groth16 on CUDA devices. One proof at a time per device; proofs on different devices run
+/// concurrently.
+pub struct CudaBackend {
+    devices: Vec<Device>,
+    next: AtomicUsize,
+}
+
+/// The GPU's share of one proof, before B_G2 and assembly ([`CudaBackend::prove_finish`]).
+pub struct Started {
+    sums: [G1Projective; 4],
+    b_g2: JoinHandle<Result<(G2Projective, Duration)>>,
+    witness: Arc<Witness>,
+    phases: PhaseTimings,
+    garbage: Garbage,
+    started: Instant,
+}
+
+/// GPU results of one proof, parts kept apart for checking.
+struct GpuParts {
+    h: G1Projective,
+    ones: [G1Projective; 3],
+    sig: [G1Projective; 3],
+    h_coeffs: Option<Vec<Scalar>>,
+}
+
+fn ms(v: f32) -> Duration {
+    Duration::from_secs_f64(v.max(0.0) as f64 / 1e3)
+}
+
+fn sparse(q: &SparseScalars, on_gpu: bool) -> ffi::Sparse {
+    ffi::Sparse {
+        ones: q.ones.as_ptr(),
+        ones_words: q.ones.len() as u64,
+        npoints: q.npoints as u64,
+        sig_idx: q.sig_idx.as_ptr(),
+        sig_scalars: q.sig.as_ptr().cast(),
+        nsig: if on_gpu { q.sig.len() as u64 } else { 0 },
+    }
+}
+
+/// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
+fn cpu_sig(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
+    let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
+}
+
+/// Σ bases[j] over the bits of q.ones, on the CPU.
+fn cpu_ones(bases: &[G1Affine], q: &SparseScalars) -> G1Projective {
+    q.ones
+        .par_iter()
+        .enumerate()
+        .map(|(w, &bits)| {
+            let mut acc = G1Projective::identity();
+            for b in 0..32 {
+                if bits >> b & 1 == 1 {
+                    acc += bases[w * 32 + b];
+                }
+            }
+            acc
+        })
+        .reduce(G1Projective::identity, |a, b| a + b)
+}
+
+fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
+    let b_inputs = w.b_input_density.get_total_density();
+    let (bi, _) = msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
+    let (ba, _) = msm_sparse::<G2Affine>(bases, b_inputs, &w.aux, Some(w.b_aux_density.bv.as_bitslice()))?;
+    Ok(bi + ba)
+}
+
+/// Classify the witness for the L, A and B queries (in parallel).
+fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
+    let (l, (a, b)) = rayon::join(
+        || classify(&[(w.aux.as_slice(), None)]),
+        || {
+            rayon::join(
+                || classify(&[(w.input.as_slice(), None), (w.aux.as_slice(), Some(w.a_aux_density.bv.as_bitslice()))]),
+                || {
+                    classify(&[
+                        (w.input.as_slice(), Some(w.b_input_density.bv.as_bitslice())),
+                        (w.aux.as_slice(), Some(w.b_aux_density.bv.as_bitslice())),
+                    ])
+                },
+            )
+        },
+    );
+    Ok([l?, a?, b?])
+}
+
+/// H coefficients by bellperson's EvaluationDomain (the reference the GPU NTTs must match).
+fn reference_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    use bellperson::domain::EvaluationDomain;
+    use ec_gpu_gen::threadpool::Worker;
+    let worker = Worker::new();
+    let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
+    let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
+    let mut kern = None;
+    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern).map_err(|e| err!(Prover, "ifft: {e}"))?;
+    EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(|e| err!(Prover, "coset fft: {e}"))?;
+    a.mul_assign(&worker, &b);
+    a.sub_assign(&worker, &c);
+    a.divide_by_z_on_coset(&worker);
+    a.icoset_fft(&worker, &mut kern).map_err(|e| err!(Prover, "icoset fft: {e}"))?;
+    let mut h = a.into_coeffs();
+    h.pop();
+    Ok(h)
+}
+
+/// 1 / Z(g) on the coset g·⟨ω⟩ of size n, Z(x) = xⁿ − 1, g the multiplicative generator
+/// (bellperson's `divide_by_z_on_coset`).
+fn z_inv(n: usize) -> Result<[u64; 4]> {
+    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+    let inv = Option::<Scalar>::from(z.invert()).ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
+    // SAFETY: Scalar is #[repr(transparent)] over blst_fr = four little-endian u64 limbs in
+    // Montgomery form, which is what the GPU code reads.
+    Ok(unsafe { std::mem::transmute::<Scalar, [u64; 4]>(inv) })
+}
+
+impl CudaBackend {
+    /// All usable CUDA devices, or an `Unsupported` error saying why there are none.
+    pub fn new() -> Result<CudaBackend> {
+        ffi::check_abi()?;
+        if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
+            return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
+        }
+        let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
+        let mut devices = Vec::with_capacity(n);
+        for i in 0..n as i32 {
+            let info = ffi::device_info(i)?;
+            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
+            devices.push(Device { index: i, info, state: Mutex::new(None) });
+        }
+        Ok(CudaBackend { devices, next: AtomicUsize::new(0) })
+    }
+
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Name and memory of device `i` (memory read now).
+    pub fn device_info(&self, i: usize) -> Result<DeviceInfo> {
+        let d = self.devices.get(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
+        let mut info = ffi::device_info(d.index)?;
+        info.name = d.info.name.clone();
+        Ok(info)
+    }
+
+    /// Device memory held by the backend's workspaces (not counting SRS bases).
+    pub fn workspace_bytes(&self) -> u64 {
+        self.devices
+            .iter()
+            .filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes())))
+            .sum()
+    }
+
+    /// Drop every SRS copy held in VRAM.
+    pub fn evict_srs(&self) {
+        for d in &self.devices {
+            if let Some(s) = d.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                s.srs.clear();
+            }
+        }
+    }
+
+    /// An idle device if there is one, else the next in turn (waiting for it). The gate is
+    /// process-wide: sppark's MSM kernels keep work counters in device globals, so two MSMs on
+    /// one device must never overlap, even from two backends.
+    fn lock_device(&self) -> (&Device, MutexGuard<'static, ()>, MutexGuard<'_, Option<DeviceState>>) {
+        let n = self.devices.len();
+        let gates = gates(n);
+        let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        for k in 0..n {
+            let i = (first + k) % n;
+            if let Ok(g) = gates[i].try_lock() {
+                let d = &self.devices[i];
+                return (d, g, d.state.lock().unwrap_or_else(|e| e.into_inner()));
+            }
+        }
+        let g = gates[first].lock().unwrap_or_else(|e| e.into_inner());
+        let d = &self.devices[first];
+        (d, g, d.state.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Upload, H and the G1 MSMs on a device; small pieces go to the CPU.
+    #[allow(clippy::too_many_arguments)]
+    fn run_gpu(
+        &self,
+        srs: &Srs,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+        q: &[SparseScalars; 3],
+        download_h: bool,
+        t: &mut PhaseTimings,
+    ) -> Result<GpuParts> {
+        let p = &srs.params;
+        let m = a.len();
+        if b.len() != m || c.len() != m || m == 0 {
+            return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
+        }
+        let n = m.next_power_of_two();
+        let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
+        let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
+        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+        let inp = ffi::ProveIn {
+            a: a.as_ptr().cast(),
+            b: b.as_ptr().cast(),
+            c: c.as_ptr().cast(),
+            constraints: m as u64,
+            lg_domain: n.trailing_zeros(),
+            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
+            z_inv: z_inv(n)?,
+            h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
+            l: sparse(&q[0], sig_on_gpu[0]),
+            a_q: sparse(&q[1], sig_on_gpu[1]),
+            b_q: sparse(&q[2], sig_on_gpu[2]),
+        };
+
+        let t_lock = Instant::now();
+        let (dev, gate, mut guard) = self.lock_device();
+        t.push("gpu_lock_wait", t_lock.elapsed());
+        if guard.is_none() {
+            *guard = Some(DeviceState { ws: ffi::Workspace::new(dev.index)?, srs: Vec::new() });
+        }
+        let st = guard.as_mut().expect("initialized above");
+        let i = st.srs_index(srs, t)?;
+        let wall = Instant::now();
+        let out = st.ws.prove(&st.srs[i].dev, &inp)?;
+        let wall = wall.elapsed();
+        drop(guard);
+        drop(gate);
+
+        for (name, k) in [
+            ("gpu_upload", ffi::PH_UPLOAD),
+            ("gpu_ntt", ffi::PH_NTT),
+            ("gpu_h_download", ffi::PH_H_DOWNLOAD),
+            ("gpu_msm_h", ffi::PH_MSM_H),
+            ("gpu_batch_add", ffi::PH_BATCH_ADD),
+            ("gpu_gather", ffi::PH_GATHER),
+            ("gpu_msm_l", ffi::PH_MSM_L),
+            ("gpu_msm_a", ffi::PH_MSM_A),
+            ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
+            ("gpu_events_total", ffi::PH_TOTAL),
+        ] {
+            t.push(name, ms(out.ms[k]));
+        }
+        t.push("gpu_wall", wall);
+
+        let t_cpu = Instant::now();
+        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
+        let mut sig = [ffi::g1(&out.l_sig), ffi::g1(&out.a_sig), ffi::g1(&out.b_sig)];
+        for f in 0..3 {
+            if !sig_on_gpu[f] {
+                sig[f] = cpu_sig(bases[f], &q[f])?;
+            }
+        }
+        let h = match (&h_coeffs, h_on_gpu) {
+            (Some(h), false) => msm_sparse::<G1Affine>(&p.h, 0, h, None)?.0,
+            _ => ffi::g1(&out.h),
+        };
+        t.push("cpu_small_msm", t_cpu.elapsed());
+        let ones = [ffi::g1(&out.l_ones), ffi::g1(&out.a_ones), ffi::g1(&out.b_ones)];
+        Ok(GpuParts { h, ones, sig, h_coeffs: if download_h { h_coeffs } else { None } })
+    }
+
+    /// GPU work of one proof (and the start of B_G2 on a CPU thread).
+    pub fn prove_start(&self, srs: &Srs, asg: Assignment) -> Result<Started> {
+        let started = Instant::now();
+        let mut t = PhaseTimings::default();
+        let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        check_shape(srs, a.len(), input.len(), aux.len())?;
+        let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
+
+        let (w2, bases) = (witness.clone(), srs.params.b_g2.clone());
+        let b_g2 = std::thread::Builder::new()
+            .name("cuzk-b-g2".into())
+            .spawn(move || {
+                let t = Instant::now();
+                b_g2_sum(&bases, &w2).map(|s| (s, t.elapsed()))
+            })
+            .map_err(|e| err!(Internal, "spawning the B_G2 thread: {e}"))?;
+
+        let q = t.time("cpu_prep", || classify_all(&witness))?;
+        let parts = self.run_gpu(srs, &a, &b, &c, &q, false, &mut t)?;
+        let sums = [
+            parts.h,
+            parts.ones[0] + parts.sig[0],
+            parts.ones[1] + parts.sig[1],
+            parts.ones[2] + parts.sig[2],
+        ];
+        let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
+        let qbytes = q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
+        let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
+        Ok(Started { sums, b_g2, witness, phases: t, garbage, started })
+    }
+
+    /// Wait for B_G2, blind and assemble.
+    pub fn prove_finish(&self, srs: &Srs, s0: Started, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        let Started { sums, b_g2, witness, mut phases, mut garbage, started } = s0;
+        let t_wait = Instant::now();
+        let (b_g2, b_g2_time) =
+            b_g2.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
+        phases.push("b_g2_wait", t_wait.elapsed());
+        phases.push("cpu_b_g2", b_g2_time);
+        let m = MsmSums { h: sums[0], l: sums[1], a: sums[2], b_g1: sums[3], b_g2 };
+        let proof: Proof<Bls12> = phases.time("assemble", || assemble(srs, &m, r, s))?;
+        phases.push("backend_wall", started.elapsed());
+        let wbytes = (32 * (witness.input.capacity() + witness.aux.capacity())) as u64;
+        garbage.push((Box::new(witness), wbytes));
+        Ok(PartitionProof { proof, phases, garbage })
+    }
+
+    /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
+    /// L, A, B_G1 the sum of the one-scalar bases and the MSM of the rest. For tests and the
+    /// `cuzk-gpu selftest`; returns (part, matches).
+    pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
+        let p = &srs.params;
+        check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
+        let w = Witness {
+            input: asg.input.clone(),
+            aux: asg.aux.clone(),
+            a_aux_density: asg.a_aux_density.clone(),
+            b_input_density: asg.b_input_density.clone(),
+            b_aux_density: asg.b_aux_density.clone(),
+        };
+        let q = classify_all(&w)?;
+        let mut t = PhaseTimings::default();
+        let gpu = self.run_gpu(srs, &asg.a, &asg.b, &asg.c, &q, true, &mut t)?;
+        let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
+        let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
+        let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
+        res.push(("msm_h", cpu_h == gpu.h));
+        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
+        let names = [("ones_l", "sig_l"), ("ones_a", "sig_a"), ("ones_b_g1", "sig_b_g1")];
+        for f in 0..3 {
+            res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
+            res.push((names[f].1, cpu_sig(bases[f], &q[f])? == gpu.sig[f]));
+        }
+        Ok(res)
+    }
+}
+
+/// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
+pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
+    let w = Witness {
+        input: asg.input.clone(),
+        aux: asg.aux.clone(),
+        a_aux_density: asg.a_aux_density.clone(),
+        b_input_density: asg.b_input_density.clone(),
+        b_aux_density: asg.b_aux_density.clone(),
+    };
+    let q = classify_all(&w)?;
+    Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        let started = self.prove_start(srs, assignment)?;
+        self.prove_finish(srs, started, r, s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prover::CpuBackend;
+    use crate::registry::RegisteredSealProof;
+    use crate::synth::SizeHint;
+    use synthetic::{clone_assignment, random_params, Shape, Toy};
+
+    /// Without a GPU: the host-side split (classification, index layout, z_inv, assembly) gives
+    /// the CPU backend's proof when every part is computed on the CPU instead.
+    #[test]
+    fn host_split_reassembles_to_the_cpu_proof() {
+        for (k, toy) in [Toy { constraints: 3000, inputs: 3, mode: 2 }, Toy { constraints: 700, inputs: 0, mode: 1 }]
+            .into_iter()
+            .enumerate()
+        {
+            let asg = Assignment::synthesize(toy, SizeHint::default()).unwrap();
+            let srs = Srs::from_parameters(RegisteredSealProof::StackedDrg2KiBV1_1, random_params(Shape::of(&asg), 9 + k as u64));
+            let p = &srs.params;
+            let (r, s) = (Scalar::from(5u64), Scalar::from(11u64));
+            let want = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
+
+            let w = Witness {
+                input: asg.input.clone(),
+                aux: asg.aux.clone(),
+                a_aux_density: asg.a_aux_density.clone(),
+                b_input_density: asg.b_input_density.clone(),
+                b_aux_density: asg.b_aux_density.clone(),
+            };
+            let q = classify_all(&w).unwrap();
+            let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
+            let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
+            let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig(bases[f], &q[f]).unwrap();
+            let m = MsmSums {
+                h: msm_sparse::<G1Affine>(&p.h, 0, &h, None).unwrap().0,
+                l: part(0),
+                a: part(1),
+                b_g1: part(2),
+                b_g2: b_g2_sum(&p.b_g2, &w).unwrap(),
+            };
+            assert_eq!(assemble(&srs, &m, r, s).unwrap(), want, "case {k}");
+            let zi = z_inv(asg.a.len().next_power_of_two()).unwrap();
+            assert_ne!(zi, [0u64; 4]);
+        }
+    }
+}
