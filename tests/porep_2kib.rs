@@ -8,6 +8,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use blstrs::Scalar;
+use cuzk::error::Status;
 use cuzk::ffi::*;
 use cuzk::prover::{Backend, CpuBackend};
 use cuzk::srs::{Srs, Validation};
@@ -15,14 +16,12 @@ use cuzk::synth::SizeHint;
 use ff::Field;
 use rand::SeedableRng;
 
-fn ok(status: cuzk_status_t, err: *mut cuzk_error) {
-    if status != cuzk::error::Status::Ok {
+fn ok(status: Status, err: *mut cuzk_error) {
+    if status != Status::Ok {
         let msg = unsafe { CStr::from_ptr(cuzk_error_message(err)) }.to_string_lossy().into_owned();
         panic!("{status:?}: {msg}");
     }
 }
-
-type cuzk_status_t = cuzk::error::Status;
 
 #[test]
 fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {

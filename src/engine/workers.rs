@@ -117,9 +117,10 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
         let t = Instant::now();
         let mut rng = rand::rngs::OsRng;
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let res = guarded("proving", || shared.backend.prove(&job.srs, assignment, r, s));
+        let res = guarded("proving", || shared.backend.prove_cancellable(&job.srs, assignment, r, s, &|| job.is_cancelled()));
         let took = t.elapsed();
         match res {
+            Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
             Ok(pp) => {
                 for (g, bytes) in pp.garbage {

@@ -4,10 +4,8 @@
 //! A = α + ΣA + r·δ1;  B = β2 + ΣB2 + s·δ2;
 //! C = ΣH + ΣL + s·ΣA + r·ΣB1 + rs·δ1 + s·α + r·β1.
 
-use bellperson::domain::EvaluationDomain;
 use bellperson::groth16::Proof;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ec_gpu_gen::threadpool::Worker;
 use group::{prime::PrimeCurveAffine, Curve};
 use rayon::prelude::*;
 
@@ -21,9 +19,12 @@ use crate::synth::Assignment;
 #[derive(Debug, Default)]
 pub struct CpuBackend;
 
+#[cfg(test)]
 /// bellperson's own H computation (EvaluationDomain), kept as the reference the faster
 /// [`super::ntt`] path is tested against. First n−1 coefficients (the last is always zero).
 pub fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    use bellperson::domain::EvaluationDomain;
+    use ec_gpu_gen::threadpool::Worker;
     let worker = Worker::new();
     let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
     let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
@@ -85,13 +86,27 @@ impl Backend for CpuBackend {
     }
 
     fn prove(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        self.prove_cancellable(srs, asg, r, s, &|| false)
+    }
+
+    fn prove_cancellable(
+        &self,
+        srs: &Srs,
+        asg: Assignment,
+        r: Scalar,
+        s: Scalar,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<PartitionProof> {
+        let check = || if cancelled() { Err(err!(Cancelled, "cancelled while proving")) } else { Ok(()) };
         let p = &srs.params;
         let mut t = PhaseTimings::default();
         let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
         let (domain, h, spent) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));
+        check()?;
         let sum_h = t.time("msm_h", || msm_h(&p.h, &domain, &h))?;
+        check()?;
         let h_bytes = (32 * (h.capacity() + spent[0].capacity() + spent[1].capacity())) as u64;
         let (sum_l, _) = t.time("msm_l", || msm_sparse::<G1Affine>(&p.l, 0, &aux, None))?;
         let sum_a = t.time("msm_a", || -> Result<G1Projective> {
@@ -99,6 +114,7 @@ impl Backend for CpuBackend {
             let (aa, _) = msm_sparse::<G1Affine>(&p.a, input.len(), &aux, Some(&a_aux_density.bv))?;
             Ok(ai + aa)
         })?;
+        check()?;
         let b_inputs = b_input_density.get_total_density();
         let sum_b_g1 = t.time("msm_b_g1", || -> Result<G1Projective> {
             let (bi, _) = msm_sparse::<G1Affine>(&p.b_g1, 0, &input, Some(&b_input_density.bv))?;

@@ -2,6 +2,8 @@
 //! factors r, s, so backends can be compared byte for byte.
 
 mod cpu;
+// Internal FFI to cuda/, not part of the public C ABI.
+/// cbindgen:ignore
 #[cfg(feature = "cuda")]
 mod cuda;
 mod msm;
@@ -67,4 +69,18 @@ pub trait Backend: Send + Sync {
 
     /// Prove one partition with blinding factors `r`, `s`.
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof>;
+
+    /// As [`Backend::prove`], giving up with `Status::Cancelled` at the next phase boundary once
+    /// `cancelled()` returns true (so cancel and engine shutdown do not wait for a whole proof).
+    fn prove_cancellable(
+        &self,
+        srs: &Srs,
+        assignment: Assignment,
+        r: Scalar,
+        s: Scalar,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<PartitionProof> {
+        let _ = cancelled;
+        self.prove(srs, assignment, r, s)
+    }
 }
