@@ -18,7 +18,7 @@ test: test-rust $(if $(wildcard mk/examples.mk),test-examples)
 
 .PHONY: test-rust
 test-rust:
-	$(CARGO) test --release
+	$(CARGO) test --release --no-fail-fast
 
 build:
 	$(CARGO) build --release
