@@ -1,0 +1,96 @@
+# Examples, Go bindings and packaging (included by the top-level Makefile, which exports
+# CARGO_TARGET_DIR and CUZK_FIXTURES_DIR).
+#
+#   make install [PREFIX=/usr/local] [DESTDIR=]   header, libcuzk.so, libcuzk.a, cuzk.pc
+#   make test-examples                            everything below, in order, on one temp prefix:
+#     test-install        install into a temp prefix; build the C example (ASan and static)
+#                         and the Go module + example against it through pkg-config only
+#     test-example-programs  the C example under AddressSanitizer and the Go example prove the
+#                         2 KiB fixture; every build verifies both proofs; bad input fails
+#     test-go             go test ./... in go-bindings with GOEXPERIMENT=cgocheck2 and -race
+#
+# The scripts are in tests/scripts (test-examples.sh drives install.sh, examples.sh and
+# go-test.sh); each target installs into its own temp prefix, removed afterwards.
+
+CARGO_TARGET_DIR ?= /var/tmp/cuzk-target
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+INSTALL    ?= install
+
+# Cargo features of the installed library (e.g. CUZK_FEATURES=cuda); they change what a
+# static link needs, so they key the cached native-library list below.
+CUZK_FEATURES    ?=
+CUZK_CARGO_FEATURES = $(if $(strip $(CUZK_FEATURES)),--features "$(CUZK_FEATURES)")
+CUZK_RELEASE_DIR := $(CARGO_TARGET_DIR)/release
+CUZK_VERSION     := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+# rustc's list of native libraries a program linking libcuzk.a statically also needs. Asking
+# rustc for it (--print native-static-libs) changes the cuzk unit's fingerprint (the next
+# plain build recompiles the crate once), so the answer is cached next to the build and asked
+# again only when the build inputs change.
+cuzk_empty :=
+cuzk_space := $(cuzk_empty) $(cuzk_empty)
+cuzk_comma := ,
+cuzk_feature_key := $(or $(subst $(cuzk_space),+,$(strip $(subst $(cuzk_comma), ,$(CUZK_FEATURES)))),default)
+CUZK_NATIVE_LIBS := $(CUZK_RELEASE_DIR)/cuzk-native-static-libs.$(cuzk_feature_key).txt
+
+.PHONY: lib install uninstall test-examples test-install test-example-programs test-go
+
+## Build the C library (release; the bins are not needed to install).
+lib:
+	$(CARGO) build --release --lib $(CUZK_CARGO_FEATURES)
+
+$(CUZK_NATIVE_LIBS): Cargo.toml Cargo.lock build.rs
+	@mkdir -p $(CUZK_RELEASE_DIR)
+	$(CARGO) rustc --release --lib $(CUZK_CARGO_FEATURES) -- --print native-static-libs > $@.log 2>&1 \
+	  || { cat $@.log >&2; exit 1; }
+	sed -n 's/^note: native-static-libs: *//p' $@.log | tail -n1 > $@.tmp
+	@test -s $@.tmp || { cat $@.log >&2; echo "rustc printed no native-static-libs" >&2; exit 1; }
+	@mv $@.tmp $@
+	@echo "native-static-libs: $$(cat $@)"
+
+## Install header, shared and static library and a pkg-config file under $(DESTDIR)$(PREFIX).
+install: $(CUZK_NATIVE_LIBS) lib
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 644 include/cuzk.h $(DESTDIR)$(INCLUDEDIR)/cuzk.h
+	$(INSTALL) -m 755 $(CUZK_RELEASE_DIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/libcuzk.so
+	$(INSTALL) -m 644 $(CUZK_RELEASE_DIR)/libcuzk.a $(DESTDIR)$(LIBDIR)/libcuzk.a
+	@echo "writing $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc"
+	@{ echo 'prefix=$(PREFIX)'; \
+	  echo 'libdir=$(LIBDIR)'; \
+	  echo 'includedir=$(INCLUDEDIR)'; \
+	  echo; \
+	  echo 'Name: cuzk'; \
+	  echo 'Description: PoRep C2 (Groth16 over BLS12-381) proving library'; \
+	  echo 'Version: $(CUZK_VERSION)'; \
+	  echo 'Cflags: -I$${includedir}'; \
+	  echo 'Libs: -L$${libdir} -lcuzk'; \
+	  echo "Libs.private: $$(cat $(CUZK_NATIVE_LIBS))"; \
+	} > $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc
+	@echo "installed cuzk $(CUZK_VERSION) into $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/cuzk.h $(DESTDIR)$(LIBDIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/libcuzk.a \
+	  $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc
+
+# The scripts call `make install` themselves (into a temp prefix) and need the fixture tool.
+CUZK_TEST_ENV = CARGO="$(CARGO)" MAKE="$(MAKE)" CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)" \
+  CUZK_FIXTURES_DIR="$(CUZK_FIXTURES_DIR)" CUZK_FIXTURE_BIN="$(CUZK_RELEASE_DIR)/cuzk-fixture"
+
+.PHONY: examples-prereqs
+examples-prereqs: $(CUZK_NATIVE_LIBS)
+	$(CARGO) build --release --lib --bin cuzk-fixture $(CUZK_CARGO_FEATURES)
+
+test-examples: examples-prereqs
+	$(CUZK_TEST_ENV) tests/scripts/test-examples.sh
+
+test-install: examples-prereqs
+	$(CUZK_TEST_ENV) tests/scripts/test-examples.sh install
+
+test-example-programs: examples-prereqs
+	$(CUZK_TEST_ENV) tests/scripts/test-examples.sh install examples
+
+test-go: examples-prereqs
+	$(CUZK_TEST_ENV) tests/scripts/test-examples.sh install go-test
