@@ -1,8 +1,12 @@
 package cuzk
 
+// #include "cuzk.h"
+import "C"
+
 import (
-	"encoding/json"
+	"runtime"
 	"strconv"
+	"unsafe"
 
 	"github.com/filecoin-project/go-state-types/abi"
 )
@@ -49,18 +53,15 @@ func ParseSealProof(s string) (abi.RegisteredSealProof, error) {
 // SealProofOfC1 reads the registered seal proof a C1 output was made for (its top-level
 // "registered_proof"), e.g. to pick the SRS to load before SubmitC2.
 func SealProofOfC1(c1 []byte) (abi.RegisteredSealProof, error) {
-	var head struct {
-		RegisteredProof string `json:"registered_proof"`
+	if len(c1) == 0 {
+		return -1, errf(StatusInvalidInput, "C1 output is empty")
 	}
-	if err := json.Unmarshal(c1, &head); err != nil {
-		return -1, errf(StatusInvalidInput, "C1 output is not JSON: %v", err)
+	var n C.int64_t
+	var cerr *C.cuzk_error
+	st := C.cuzk_c1_registered_proof((*C.uint8_t)(unsafe.Pointer(&c1[0])), C.uintptr_t(len(c1)), &n, &cerr)
+	runtime.KeepAlive(c1)
+	if st != C.CUZK_STATUS_OK {
+		return -1, takeError(st, cerr)
 	}
-	if head.RegisteredProof == "" {
-		return -1, errf(StatusInvalidInput, "C1 output has no registered_proof")
-	}
-	p, err := ParseSealProof(head.RegisteredProof)
-	if err != nil {
-		return -1, errf(StatusInvalidInput, "C1 output: unknown registered_proof %q", head.RegisteredProof)
-	}
-	return p, nil
+	return abi.RegisteredSealProof(n), nil
 }

@@ -320,6 +320,16 @@ cuzk_status cuzk_srs_status(const cuzk_engine *engine,
                             uint64_t *out_resident_bytes,
                             cuzk_error **err);
 
+// The registered proof number (filecoin-ffi numbering) a C1 output was made for — the SRS
+// to load before submitting it. Reads only the `registered_proof` field.
+//
+// # Safety
+// `c1_json` `c1_len` readable bytes; `out_registered_proof` writable; `err` NULL or writable.
+cuzk_status cuzk_c1_registered_proof(const uint8_t *c1_json,
+                                     uintptr_t c1_len,
+                                     int64_t *out_registered_proof,
+                                     cuzk_error **err);
+
 // Verify a PoRep seal proof like filecoin-proofs' `verify_seal`. Uses the resident SRS of
 // `registered_proof`, else reads the `.vk` file from the engine's params dir.
 // `*out_valid` is true for a valid proof and false for a well-formed proof that does not

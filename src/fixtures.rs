@@ -65,11 +65,31 @@ impl SectorFixture {
     }
 }
 
-/// A prover id the way filecoin-ffi derives it from an actor id (little-endian in an Fr).
+/// A prover id the way filecoin-ffi's `toProverID` derives it from an actor id: the payload
+/// of the ID address `f0<id>` (the id as an unsigned LEB128 varint), zero-padded to 32 bytes.
 pub fn prover_id_from_actor(actor: u64) -> [u8; 32] {
     let mut id = [0u8; 32];
-    id[..8].copy_from_slice(&actor.to_le_bytes());
-    id
+    let (mut v, mut i) = (actor, 0);
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            id[i] = byte;
+            return id;
+        }
+        id[i] = byte | 0x80;
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prover_id_is_the_id_address_payload() {
+        assert_eq!(super::prover_id_from_actor(1000)[..3], [0xe8, 0x07, 0]);
+        assert_eq!(super::prover_id_from_actor(1430)[..3], [0x96, 0x0b, 0]);
+        assert_eq!(super::prover_id_from_actor(5)[..2], [5, 0]);
+    }
 }
 
 /// Exclusive cross-process lock held while a fixture is generated.

@@ -137,6 +137,14 @@ fn bad_config_and_unknown_ids() {
 fn malformed_truncated_and_mismatched_c1() {
     let (s, c1) = sector();
     let e = engine("");
+    unsafe {
+        let mut n = -1i64;
+        assert_eq!(cuzk_c1_registered_proof(c1.as_ptr(), c1.len(), &mut n, ptr::null_mut()), Status::Ok);
+        assert_eq!(n, common::PROOF_NUMBER);
+        let (st, m) = fails(|err| cuzk_c1_registered_proof(b"{}".as_ptr(), 2, &mut n, err));
+        assert_eq!(st, Status::InvalidInput, "{m}");
+        assert!(m.contains("registered_proof"), "{m}");
+    }
     let (st, m, _) = submit(e, b"{not json", &s);
     assert_eq!(st, Status::InvalidInput, "{m}");
     assert!(m.contains("C1 output is not valid"), "{m}");

@@ -162,31 +162,6 @@ static bool parse_seal_proof(const char *s, int64_t *out) {
     return false;
 }
 
-/*
- * The registered proof a C1 output was made for: its top-level "registered_proof" name.
- * (The C ABI takes the proof type for SRS loading but offers no way to read it from a C1, so
- * the example scans for the key; serde writes it compactly, first.)
- */
-static bool c1_seal_proof(const uint8_t *c1, size_t len, int64_t *out) {
-    static const char key[] = "\"registered_proof\":\"";
-    const size_t klen = sizeof key - 1;
-    for (size_t i = 0; i + klen < len; i++) {
-        if (memcmp(c1 + i, key, klen) != 0) continue;
-        const char *name = (const char *)c1 + i + klen;
-        size_t left = len - i - klen;
-        for (int64_t p = 0; p < N_SEAL_PROOFS; p++) {
-            size_t n = strlen(SEAL_PROOFS[p]);
-            if (n < left && memcmp(name, SEAL_PROOFS[p], n) == 0 && name[n] == '"') {
-                *out = p;
-                return true;
-            }
-        }
-        break;
-    }
-    fprintf(stderr, "prove: no known \"registered_proof\" in the C1 output\n");
-    return false;
-}
-
 /* {"params_dir": "<dir>"} with the path JSON-escaped; malloc'ed. */
 static char *config_json(const char *params_dir) {
     size_t n = strlen(params_dir);
@@ -231,16 +206,15 @@ static int prove(char **argv) {
     uint8_t *c1 = NULL;
     size_t c1_len = 0;
     if (!read_file(c1_path, &c1, &c1_len)) return EXIT_FAILURE;
-    int64_t seal_proof;
-    if (!c1_seal_proof(c1, c1_len, &seal_proof)) {
-        free(c1);
-        return EXIT_FAILURE;
-    }
-
     cuzk_engine *engine = NULL;
     cuzk_proof *proof = NULL;
     cuzk_error *err = NULL;
     cuzk_status st;
+    int64_t seal_proof = -1; /* the SRS this C1 needs */
+    if ((st = cuzk_c1_registered_proof(c1, c1_len, &seal_proof, &err)) != CUZK_STATUS_OK) {
+        free(c1);
+        return fail("reading the C1 output", st, err);
+    }
     int rc = new_engine(params_dir, &engine);
     if (rc != EXIT_SUCCESS) goto out;
 

@@ -3,7 +3,7 @@
 use std::os::raw::c_char;
 use std::path::Path;
 
-use super::boundary::{arg, arg_opt_str, guard, write_opt};
+use super::boundary::{arg, arg_bytes, arg_opt_str, guard, out, write_opt};
 use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
@@ -73,6 +73,26 @@ pub unsafe extern "C" fn cuzk_srs_status(
         let srs = e.inner.srs_get(registry::from_number(registered_proof)?)?;
         write_opt(out_loaded, srs.is_some());
         write_opt(out_resident_bytes, srs.map_or(0, |s| s.resident_bytes));
+        Ok(())
+    })
+}
+
+/// The registered proof number (filecoin-ffi numbering) a C1 output was made for — the SRS
+/// to load before submitting it. Reads only the `registered_proof` field.
+///
+/// # Safety
+/// `c1_json` `c1_len` readable bytes; `out_registered_proof` writable; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_c1_registered_proof(
+    c1_json: *const u8,
+    c1_len: usize,
+    out_registered_proof: *mut i64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let c1 = arg_bytes(c1_json, c1_len, "c1_json")?;
+        let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
+        out_registered_proof.write(registry::to_number(crate::synth::c1_registered_proof(c1)?));
         Ok(())
     })
 }

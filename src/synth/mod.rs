@@ -45,6 +45,19 @@ pub trait PartitionCircuits: Send + Sync {
 }
 
 /// Parse filecoin-ffi's C1 JSON bytes and prepare its partition circuits.
+/// The registered proof a C1 output was made for (cheap: reads only that field).
+pub fn c1_registered_proof(bytes: &[u8]) -> Result<RegisteredSealProof> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        registered_proof: RegisteredSealProof,
+    }
+    if bytes.is_empty() {
+        return Err(err!(InvalidInput, "C1 output is empty"));
+    }
+    let h: Head = serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
+    Ok(h.registered_proof)
+}
+
 /// `prover_id` and `sector_id` must be the ones the sector was sealed with: the replica id in
 /// the C1 output is checked against them here, so a mix-up fails at submit, not after proving.
 pub fn parse_c1(bytes: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<SealJobInputs> {
