@@ -26,6 +26,14 @@ pub struct G1 {
 }
 
 #[repr(C)]
+#[derive(Clone, Copy)]
+pub struct G2 {
+    pub x: [u64; 12],
+    pub y: [u64; 12],
+    pub z: [u64; 12],
+}
+
+#[repr(C)]
 pub struct Sparse {
     pub ones: *const u32,
     pub ones_words: u64,
@@ -36,6 +44,9 @@ pub struct Sparse {
 }
 
 pub const SKIP_MSM_H: u32 = 1;
+pub const B_G2: u32 = 2;
+pub const STAGE_H: u32 = 1;
+pub const STAGE_SPARSE: u32 = 2;
 
 #[repr(C)]
 pub struct ProveIn {
@@ -62,7 +73,11 @@ pub const PH_GATHER: usize = 5;
 pub const PH_MSM_L: usize = 6;
 pub const PH_MSM_A: usize = 7;
 pub const PH_MSM_B_G1: usize = 8;
-pub const PH_TOTAL: usize = 9;
+pub const PH_TOTAL_H: usize = 9;
+pub const PH_UPLOAD_SPARSE: usize = 10;
+pub const PH_BATCH_ADD_G2: usize = 11;
+pub const PH_MSM_B_G2: usize = 12;
+pub const PH_TOTAL_SPARSE: usize = 13;
 
 #[repr(C)]
 pub struct ProveOut {
@@ -73,17 +88,21 @@ pub struct ProveOut {
     pub a_sig: G1,
     pub b_ones: G1,
     pub b_sig: G1,
+    pub b2_ones: G2,
+    pub b2_sig: G2,
     pub ms: [f32; NPHASES],
 }
 
 const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
+const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
 const _: () = assert!(std::mem::size_of::<ProveIn>() == 224);
-const _: () = assert!(std::mem::size_of::<ProveOut>() == 1072);
+const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
 const _: () = assert!(std::mem::size_of::<blstrs::Scalar>() == 32);
 const _: () = assert!(std::mem::size_of::<blstrs::G1Affine>() == 96);
+const _: () = assert!(std::mem::size_of::<blstrs::G2Affine>() == 192);
 
 #[repr(C)]
 pub struct RawWorkspace {
@@ -113,11 +132,19 @@ extern "C" {
         na: u64,
         b_g1: *const c_void,
         nb: u64,
+        b_g2: *const c_void,
+        nb2: u64,
         out: *mut *mut RawSrs,
         upload_ms: *mut f32,
     ) -> Status;
     fn cuzk_cuda_srs_free(srs: *mut RawSrs);
-    fn cuzk_cuda_prove(ws: *mut RawWorkspace, srs: *const RawSrs, inp: *const ProveIn, out: *mut ProveOut) -> Status;
+    fn cuzk_cuda_prove(
+        ws: *mut RawWorkspace,
+        srs: *const RawSrs,
+        inp: *const ProveIn,
+        out: *mut ProveOut,
+        stages: u32,
+    ) -> Status;
 }
 
 /// A failed CUDA-side call: its code and message.
@@ -158,12 +185,13 @@ fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
 
 /// The struct sizes the compiled C++ side sees must be the ones asserted above.
 pub fn check_abi() -> Result<()> {
-    let mut sizes = [0u64; 5];
-    // SAFETY: writes exactly 5 values.
+    let mut sizes = [0u64; 6];
+    // SAFETY: writes exactly 6 values.
     unsafe { cuzk_cuda_abi_sizes(sizes.as_mut_ptr()) };
     let ours = [
         std::mem::size_of::<Status>(),
         std::mem::size_of::<G1>(),
+        std::mem::size_of::<G2>(),
         std::mem::size_of::<Sparse>(),
         std::mem::size_of::<ProveIn>(),
         std::mem::size_of::<ProveOut>(),
@@ -192,8 +220,10 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     let mut name = [0 as c_char; 256];
     let (mut free_bytes, mut total_bytes) = (0u64, 0u64);
     // SAFETY: buffers valid for the call; the name is NUL-terminated within len.
-    check(unsafe { cuzk_cuda_device_info(dev, name.as_mut_ptr(), name.len() as u64, &mut free_bytes, &mut total_bytes) })
-        .map_err(to_err("device info"))?;
+    check(unsafe {
+        cuzk_cuda_device_info(dev, name.as_mut_ptr(), name.len() as u64, &mut free_bytes, &mut total_bytes)
+    })
+    .map_err(to_err("device info"))?;
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     Ok(DeviceInfo { name, free_bytes, total_bytes })
 }
@@ -218,13 +248,14 @@ impl Workspace {
         unsafe { cuzk_cuda_workspace_bytes(self.0) }
     }
 
-    /// Upload G1 bases; returns the handle and the CUDA-event upload time in ms.
+    /// Upload the SRS bases; returns the handle and the CUDA-event upload time in ms.
     pub fn upload_srs(
         &mut self,
         h: &[blstrs::G1Affine],
         l: &[blstrs::G1Affine],
         a: &[blstrs::G1Affine],
         b_g1: &[blstrs::G1Affine],
+        b_g2: &[blstrs::G2Affine],
     ) -> std::result::Result<(DeviceSrs, f32), CudaError> {
         let mut out = ptr::null_mut();
         let mut ms = 0f32;
@@ -240,6 +271,8 @@ impl Workspace {
                 a.len() as u64,
                 b_g1.as_ptr().cast(),
                 b_g1.len() as u64,
+                b_g2.as_ptr().cast(),
+                b_g2.len() as u64,
                 &mut out,
                 &mut ms,
             )
@@ -247,13 +280,11 @@ impl Workspace {
         Ok((DeviceSrs(out), ms))
     }
 
-    /// Run the GPU half of a proof. `inp`'s pointers must stay valid for the call.
-    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn) -> Result<Box<ProveOut>> {
-        // SAFETY: ProveOut is plain data; all-zero is a valid value.
-        let mut out: Box<ProveOut> = Box::new(unsafe { std::mem::zeroed() });
+    /// Run `stages` (STAGE_* bits) of the GPU half of a proof into `out`. `inp`'s pointers
+    /// must stay valid for the call.
+    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> Result<()> {
         // SAFETY: live handles; `inp` points at memory the caller keeps alive.
-        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, &mut *out) }).map_err(to_err("prove"))?;
-        Ok(out)
+        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, out, stages) }).map_err(to_err("prove"))
     }
 }
 
@@ -277,7 +308,26 @@ impl Drop for DeviceSrs {
     }
 }
 
+/// An empty output record (plain data, all zero).
+pub fn new_out() -> Box<ProveOut> {
+    // SAFETY: ProveOut is plain data; all-zero is a valid value.
+    Box::new(unsafe { std::mem::zeroed() })
+}
+
+/// A G2 Jacobian point from the GPU (blst_p2 layout) as a blstrs point.
+pub fn g2(p: &G2) -> blstrs::G2Projective {
+    let fp2 = |v: &[u64; 12]| {
+        let (re, im) = v.split_at(6);
+        blstrs::Fp2::new(Fp::from_raw_unchecked(re.try_into().unwrap()), Fp::from_raw_unchecked(im.try_into().unwrap()))
+    };
+    blstrs::G2Projective::from_raw_unchecked(fp2(&p.x), fp2(&p.y), fp2(&p.z))
+}
+
 /// A Jacobian point from the GPU (blst_p1 layout, Montgomery limbs) as a blstrs point.
 pub fn g1(p: &G1) -> G1Projective {
-    G1Projective::from_raw_unchecked(Fp::from_raw_unchecked(p.x), Fp::from_raw_unchecked(p.y), Fp::from_raw_unchecked(p.z))
+    G1Projective::from_raw_unchecked(
+        Fp::from_raw_unchecked(p.x),
+        Fp::from_raw_unchecked(p.y),
+        Fp::from_raw_unchecked(p.z),
+    )
 }

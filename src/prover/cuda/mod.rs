@@ -1,22 +1,25 @@
-//! The CUDA Groth16 backend (feature `cuda`): H through sppark's NTTs and the G1 MSMs (H, L,
-//! A, B_G1) on the GPU, B_G2 on CPU threads while the GPU works, assembly shared with the CPU
-//! backend. With r, s fixed its proofs are byte-identical to the CPU backend's.
+//! The CUDA Groth16 backend (feature `cuda`): H through sppark's NTTs and all five MSMs (H, L,
+//! A, B_G1, B_G2) on the GPU, assembly shared with the CPU backend. With r, s fixed its proofs
+//! are byte-identical to the CPU backend's.
 //!
 //! ```text
-//! prove_start: classify witness (CPU, rayon) ─┬─ lock device ─ SRS in VRAM? ─ upload a,b,c ─ NTTs ─ MSMs ─ unlock
-//!              spawn B_G2 thread (CPU) ───────┘                                    (cuda/prove.cuh)
-//! prove_finish: join B_G2, small MSMs on the CPU, assemble (cpu::assemble)
+//! prove_start: lock device ─ SRS in VRAM? ─ stage H: upload a,b,c (pinned staging) ─ NTTs ─ ΣH ─┐
+//!              classify the witness (CPU, rayon) ──── concurrently ─────────────────────────────┤
+//!              stage sparse: bitmaps ─ batch additions (ones) ─ gather + Pippenger (rest) ─ unlock
+//! prove_finish: small MSMs on the CPU, B_G2 on CPU threads if so configured, assemble (cpu::assemble)
 //! ```
 //!
 //! SRS bases are uploaded once per device and kept, keyed by the identity of the SRS's point
 //! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). One workspace per
-//! device holds the stream, events and scratch buffers, reused from proof to proof.
+//! device holds the stream, events, pinned staging and scratch buffers, reused from proof to
+//! proof. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
+//! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
 
 mod ffi;
 mod prep;
 pub mod synthetic;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -25,7 +28,7 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::{Field, PrimeField};
-use group::Group;
+use group::{prime::PrimeCurveAffine, Group};
 use rayon::prelude::*;
 
 use super::cpu::{assemble, check_shape, MsmSums};
@@ -46,7 +49,7 @@ fn gates(n: usize) -> &'static [Mutex<()>] {
 /// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
 const GPU_MIN_POINTS: usize = 64;
 
-/// The witness the B_G2 thread reads while the GPU works.
+/// The witness the classification (and the B_G2 thread, on the CPU) reads.
 struct Witness {
     input: Vec<Scalar>,
     aux: Vec<Scalar>,
@@ -55,21 +58,39 @@ struct Witness {
     b_aux_density: DensityTracker,
 }
 
+impl Witness {
+    fn copy_of(asg: &Assignment) -> Witness {
+        Witness {
+            input: asg.input.clone(),
+            aux: asg.aux.clone(),
+            a_aux_density: asg.a_aux_density.clone(),
+            b_input_density: asg.b_input_density.clone(),
+            b_aux_density: asg.b_aux_density.clone(),
+        }
+    }
+}
+
 struct CachedSrs {
-    key: [usize; 4],
-    alive: [Weak<Vec<G1Affine>>; 4],
+    key: [usize; 5],
+    alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
     dev: ffi::DeviceSrs,
 }
 
 impl CachedSrs {
     fn alive(&self) -> bool {
-        self.alive.iter().all(|w| w.strong_count() > 0)
+        self.alive.0.iter().all(|w| w.strong_count() > 0) && self.alive.1.strong_count() > 0
     }
 }
 
-fn srs_key(srs: &Srs) -> [usize; 4] {
+fn srs_key(srs: &Srs) -> [usize; 5] {
     let p = &srs.params;
-    [Arc::as_ptr(&p.h) as usize, Arc::as_ptr(&p.l) as usize, Arc::as_ptr(&p.a) as usize, Arc::as_ptr(&p.b_g1) as usize]
+    [
+        Arc::as_ptr(&p.h) as usize,
+        Arc::as_ptr(&p.l) as usize,
+        Arc::as_ptr(&p.a) as usize,
+        Arc::as_ptr(&p.b_g1) as usize,
+        Arc::as_ptr(&p.b_g2) as usize,
+    ]
 }
 
 struct DeviceState {
@@ -88,11 +109,15 @@ impl DeviceState {
         }
         let p = &srs.params;
         let wall = Instant::now();
-        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1) {
+        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
-                log::warn!("GPU out of memory for the SRS of {}: evicting {} other SRS(es)", srs.path.display(), self.srs.len());
+                log::warn!(
+                    "GPU out of memory for the SRS of {}: evicting {} other SRS(es)",
+                    srs.path.display(),
+                    self.srs.len()
+                );
                 self.srs.clear();
-                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1)
+                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
             }
             r => r,
         };
@@ -100,7 +125,10 @@ impl DeviceState {
         t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_srs_upload_wall", wall.elapsed());
         log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
-        let alive = [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)];
+        let alive = (
+            [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
+            Arc::downgrade(&p.b_g2),
+        );
         self.srs.push(CachedSrs { key, alive, dev });
         Ok(self.srs.len() - 1)
     }
@@ -117,12 +145,18 @@ struct Device {
 pub struct CudaBackend {
     devices: Vec<Device>,
     next: AtomicUsize,
+    b_g2_on_gpu: AtomicBool,
 }
 
-/// The GPU's share of one proof, before B_G2 and assembly ([`CudaBackend::prove_finish`]).
+enum BG2 {
+    Done(G2Projective),
+    Thread(JoinHandle<Result<(G2Projective, Duration)>>),
+}
+
+/// The GPU's share of one proof, before assembly ([`CudaBackend::prove_finish`]).
 pub struct Started {
     sums: [G1Projective; 4],
-    b_g2: JoinHandle<Result<(G2Projective, Duration)>>,
+    b_g2: BG2,
     witness: Arc<Witness>,
     phases: PhaseTimings,
     garbage: Garbage,
@@ -134,6 +168,8 @@ struct GpuParts {
     h: G1Projective,
     ones: [G1Projective; 3],
     sig: [G1Projective; 3],
+    /// (ones, rest) of B over G2, when it ran on the GPU.
+    b2: Option<(G2Projective, G2Projective)>,
     h_coeffs: Option<Vec<Scalar>>,
 }
 
@@ -152,19 +188,39 @@ fn sparse(q: &SparseScalars, on_gpu: bool) -> ffi::Sparse {
     }
 }
 
+fn empty_sparse() -> ffi::Sparse {
+    ffi::Sparse {
+        ones: std::ptr::null(),
+        ones_words: 0,
+        npoints: 0,
+        sig_idx: std::ptr::null(),
+        sig_scalars: std::ptr::null(),
+        nsig: 0,
+    }
+}
+
 /// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
-fn cpu_sig(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
+fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
     let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
+fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
+    let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
+}
+
 /// Σ bases[j] over the bits of q.ones, on the CPU.
-fn cpu_ones(bases: &[G1Affine], q: &SparseScalars) -> G1Projective {
+fn cpu_ones<G>(bases: &[G], q: &SparseScalars) -> G::Curve
+where
+    G: PrimeCurveAffine + Sync,
+    G::Curve: Send + std::ops::AddAssign<G>,
+{
     q.ones
         .par_iter()
         .enumerate()
         .map(|(w, &bits)| {
-            let mut acc = G1Projective::identity();
+            let mut acc = G::Curve::identity();
             for b in 0..32 {
                 if bits >> b & 1 == 1 {
                     acc += bases[w * 32 + b];
@@ -172,7 +228,7 @@ fn cpu_ones(bases: &[G1Affine], q: &SparseScalars) -> G1Projective {
             }
             acc
         })
-        .reduce(G1Projective::identity, |a, b| a + b)
+        .reduce(G::Curve::identity, |a, b| a + b)
 }
 
 fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
@@ -209,7 +265,8 @@ fn reference_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Sca
     let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
     let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
     let mut kern = None;
-    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern).map_err(|e| err!(Prover, "ifft: {e}"))?;
+    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(|e| err!(Prover, "ifft: {e}"))?;
     EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
         .map_err(|e| err!(Prover, "coset fft: {e}"))?;
     a.mul_assign(&worker, &b);
@@ -231,6 +288,23 @@ fn z_inv(n: usize) -> Result<[u64; 4]> {
     Ok(unsafe { std::mem::transmute::<Scalar, [u64; 4]>(inv) })
 }
 
+/// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
+const GPU_PHASES: [(&str, usize); 13] = [
+    ("gpu_upload", ffi::PH_UPLOAD),
+    ("gpu_ntt", ffi::PH_NTT),
+    ("gpu_h_download", ffi::PH_H_DOWNLOAD),
+    ("gpu_msm_h", ffi::PH_MSM_H),
+    ("gpu_stage_h", ffi::PH_TOTAL_H),
+    ("gpu_upload_sparse", ffi::PH_UPLOAD_SPARSE),
+    ("gpu_batch_add", ffi::PH_BATCH_ADD),
+    ("gpu_batch_add_g2", ffi::PH_BATCH_ADD_G2),
+    ("gpu_gather", ffi::PH_GATHER),
+    ("gpu_msm_l", ffi::PH_MSM_L),
+    ("gpu_msm_a", ffi::PH_MSM_A),
+    ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
+    ("gpu_msm_b_g2", ffi::PH_MSM_B_G2),
+];
+
 impl CudaBackend {
     /// All usable CUDA devices, or an `Unsupported` error saying why there are none.
     pub fn new() -> Result<CudaBackend> {
@@ -245,7 +319,17 @@ impl CudaBackend {
             log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
             devices.push(Device { index: i, info, state: Mutex::new(None) });
         }
-        Ok(CudaBackend { devices, next: AtomicUsize::new(0) })
+        let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
+        Ok(CudaBackend { devices, next: AtomicUsize::new(0), b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu) })
+    }
+
+    /// Run the B_G2 MSM on the GPU (default) or on CPU threads overlapping the GPU work.
+    pub fn set_b_g2_on_gpu(&self, on_gpu: bool) {
+        self.b_g2_on_gpu.store(on_gpu, Ordering::Relaxed);
+    }
+
+    pub fn b_g2_on_gpu(&self) -> bool {
+        self.b_g2_on_gpu.load(Ordering::Relaxed)
     }
 
     pub fn device_count(&self) -> usize {
@@ -262,10 +346,7 @@ impl CudaBackend {
 
     /// Device memory held by the backend's workspaces (not counting SRS bases).
     pub fn workspace_bytes(&self) -> u64 {
-        self.devices
-            .iter()
-            .filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes())))
-            .sum()
+        self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
     }
 
     /// Drop every SRS copy held in VRAM.
@@ -296,18 +377,19 @@ impl CudaBackend {
         (d, g, d.state.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Upload, H and the G1 MSMs on a device; small pieces go to the CPU.
+    /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
+    /// runs (unless `ready` gives the classification). Small pieces go to the CPU.
     #[allow(clippy::too_many_arguments)]
     fn run_gpu(
         &self,
         srs: &Srs,
-        a: &[Scalar],
-        b: &[Scalar],
-        c: &[Scalar],
-        q: &[SparseScalars; 3],
+        (a, b, c): (&[Scalar], &[Scalar], &[Scalar]),
+        witness: &Witness,
+        ready: Option<[SparseScalars; 3]>,
         download_h: bool,
+        b_g2: bool,
         t: &mut PhaseTimings,
-    ) -> Result<GpuParts> {
+    ) -> Result<(GpuParts, [SparseScalars; 3])> {
         let p = &srs.params;
         let m = a.len();
         if b.len() != m || c.len() != m || m == 0 {
@@ -316,8 +398,7 @@ impl CudaBackend {
         let n = m.next_power_of_two();
         let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
         let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
-        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-        let inp = ffi::ProveIn {
+        let mut inp = ffi::ProveIn {
             a: a.as_ptr().cast(),
             b: b.as_ptr().cast(),
             c: c.as_ptr().cast(),
@@ -326,10 +407,11 @@ impl CudaBackend {
             flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
             z_inv: z_inv(n)?,
             h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
-            l: sparse(&q[0], sig_on_gpu[0]),
-            a_q: sparse(&q[1], sig_on_gpu[1]),
-            b_q: sparse(&q[2], sig_on_gpu[2]),
+            l: empty_sparse(),
+            a_q: empty_sparse(),
+            b_q: empty_sparse(),
         };
+        let mut out = ffi::new_out();
 
         let t_lock = Instant::now();
         let (dev, gate, mut guard) = self.lock_device();
@@ -340,25 +422,42 @@ impl CudaBackend {
         let st = guard.as_mut().expect("initialized above");
         let i = st.srs_index(srs, t)?;
         let wall = Instant::now();
-        let out = st.ws.prove(&st.srs[i].dev, &inp)?;
+        let (dsrs, ws) = (&st.srs[i].dev, &mut st.ws);
+        let (stage_h, q, prep) = std::thread::scope(|scope| {
+            let prep = ready.is_none().then(|| {
+                scope.spawn(|| {
+                    let t = Instant::now();
+                    classify_all(witness).map(|q| (q, t.elapsed()))
+                })
+            });
+            let stage_h = ws.prove(dsrs, &inp, &mut out, ffi::STAGE_H);
+            let t_wait = Instant::now();
+            let q = match prep {
+                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
+                None => Ok((ready.expect("given"), Duration::ZERO)),
+            };
+            (stage_h, q, t_wait.elapsed())
+        });
+        stage_h?;
+        let (q, prep_time) = q?;
+        t.push("cpu_prep", prep_time);
+        t.push("cpu_prep_wait", prep);
+        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+        inp.l = sparse(&q[0], sig_on_gpu[0]);
+        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
+        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
+        if b_g2 {
+            inp.flags |= ffi::B_G2;
+        }
+        ws.prove(dsrs, &inp, &mut out, ffi::STAGE_SPARSE)?;
         let wall = wall.elapsed();
         drop(guard);
         drop(gate);
 
-        for (name, k) in [
-            ("gpu_upload", ffi::PH_UPLOAD),
-            ("gpu_ntt", ffi::PH_NTT),
-            ("gpu_h_download", ffi::PH_H_DOWNLOAD),
-            ("gpu_msm_h", ffi::PH_MSM_H),
-            ("gpu_batch_add", ffi::PH_BATCH_ADD),
-            ("gpu_gather", ffi::PH_GATHER),
-            ("gpu_msm_l", ffi::PH_MSM_L),
-            ("gpu_msm_a", ffi::PH_MSM_A),
-            ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
-            ("gpu_events_total", ffi::PH_TOTAL),
-        ] {
+        for (name, k) in GPU_PHASES {
             t.push(name, ms(out.ms[k]));
         }
+        t.push("gpu_events_total", ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]));
         t.push("gpu_wall", wall);
 
         let t_cpu = Instant::now();
@@ -366,57 +465,75 @@ impl CudaBackend {
         let mut sig = [ffi::g1(&out.l_sig), ffi::g1(&out.a_sig), ffi::g1(&out.b_sig)];
         for f in 0..3 {
             if !sig_on_gpu[f] {
-                sig[f] = cpu_sig(bases[f], &q[f])?;
+                sig[f] = cpu_sig_g1(bases[f], &q[f])?;
             }
         }
+        let b2 = if b_g2 {
+            let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
+            Some((ffi::g2(&out.b2_ones), rest))
+        } else {
+            None
+        };
         let h = match (&h_coeffs, h_on_gpu) {
             (Some(h), false) => msm_sparse::<G1Affine>(&p.h, 0, h, None)?.0,
             _ => ffi::g1(&out.h),
         };
         t.push("cpu_small_msm", t_cpu.elapsed());
         let ones = [ffi::g1(&out.l_ones), ffi::g1(&out.a_ones), ffi::g1(&out.b_ones)];
-        Ok(GpuParts { h, ones, sig, h_coeffs: if download_h { h_coeffs } else { None } })
+        Ok((GpuParts { h, ones, sig, b2, h_coeffs: if download_h { h_coeffs } else { None } }, q))
     }
 
-    /// GPU work of one proof (and the start of B_G2 on a CPU thread).
+    /// GPU work of one proof (B_G2 on a CPU thread if so configured).
     pub fn prove_start(&self, srs: &Srs, asg: Assignment) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
         let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         check_shape(srs, a.len(), input.len(), aux.len())?;
         let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
+        let on_gpu = self.b_g2_on_gpu();
 
-        let (w2, bases) = (witness.clone(), srs.params.b_g2.clone());
-        let b_g2 = std::thread::Builder::new()
-            .name("cuzk-b-g2".into())
-            .spawn(move || {
-                let t = Instant::now();
-                b_g2_sum(&bases, &w2).map(|s| (s, t.elapsed()))
-            })
-            .map_err(|e| err!(Internal, "spawning the B_G2 thread: {e}"))?;
+        let thread = if on_gpu {
+            None
+        } else {
+            let (w2, bases) = (witness.clone(), srs.params.b_g2.clone());
+            Some(
+                std::thread::Builder::new()
+                    .name("cuzk-b-g2".into())
+                    .spawn(move || {
+                        let t = Instant::now();
+                        b_g2_sum(&bases, &w2).map(|s| (s, t.elapsed()))
+                    })
+                    .map_err(|e| err!(Internal, "spawning the B_G2 thread: {e}"))?,
+            )
+        };
 
-        let q = t.time("cpu_prep", || classify_all(&witness))?;
-        let parts = self.run_gpu(srs, &a, &b, &c, &q, false, &mut t)?;
-        let sums = [
-            parts.h,
-            parts.ones[0] + parts.sig[0],
-            parts.ones[1] + parts.sig[1],
-            parts.ones[2] + parts.sig[2],
-        ];
+        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, None, false, on_gpu, &mut t)?;
+        let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
+        let b_g2 = match (parts.b2, thread) {
+            (Some((ones, rest)), _) => BG2::Done(ones + rest),
+            (None, Some(h)) => BG2::Thread(h),
+            (None, None) => return Err(err!(Internal, "B_G2 was computed nowhere")),
+        };
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
-        let qbytes = q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
+        let qbytes =
+            q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
         let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
         Ok(Started { sums, b_g2, witness, phases: t, garbage, started })
     }
 
-    /// Wait for B_G2, blind and assemble.
+    /// Wait for B_G2 (when on CPU threads), blind and assemble.
     pub fn prove_finish(&self, srs: &Srs, s0: Started, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         let Started { sums, b_g2, witness, mut phases, mut garbage, started } = s0;
-        let t_wait = Instant::now();
-        let (b_g2, b_g2_time) =
-            b_g2.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
-        phases.push("b_g2_wait", t_wait.elapsed());
-        phases.push("cpu_b_g2", b_g2_time);
+        let b_g2 = match b_g2 {
+            BG2::Done(v) => v,
+            BG2::Thread(h) => {
+                let t_wait = Instant::now();
+                let (v, took) = h.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
+                phases.push("b_g2_wait", t_wait.elapsed());
+                phases.push("cpu_b_g2", took);
+                v
+            }
+        };
         let m = MsmSums { h: sums[0], l: sums[1], a: sums[2], b_g1: sums[3], b_g2 };
         let proof: Proof<Bls12> = phases.time("assemble", || assemble(srs, &m, r, s))?;
         phases.push("backend_wall", started.elapsed());
@@ -426,21 +543,16 @@ impl CudaBackend {
     }
 
     /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
-    /// L, A, B_G1 the sum of the one-scalar bases and the MSM of the rest. For tests and the
-    /// `cuzk-gpu selftest`; returns (part, matches).
+    /// L, A, B_G1 (and B_G2 when it runs on the GPU) the sum of the one-scalar bases and the MSM
+    /// of the rest. For tests and `cuzk-gpu selftest`; returns (part, matches).
     pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
         let p = &srs.params;
         check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
-        let w = Witness {
-            input: asg.input.clone(),
-            aux: asg.aux.clone(),
-            a_aux_density: asg.a_aux_density.clone(),
-            b_input_density: asg.b_input_density.clone(),
-            b_aux_density: asg.b_aux_density.clone(),
-        };
+        let w = Witness::copy_of(asg);
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
-        let gpu = self.run_gpu(srs, &asg.a, &asg.b, &asg.c, &q, true, &mut t)?;
+        let on_gpu = self.b_g2_on_gpu();
+        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, &mut t)?;
         let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
@@ -449,7 +561,11 @@ impl CudaBackend {
         let names = [("ones_l", "sig_l"), ("ones_a", "sig_a"), ("ones_b_g1", "sig_b_g1")];
         for f in 0..3 {
             res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
-            res.push((names[f].1, cpu_sig(bases[f], &q[f])? == gpu.sig[f]));
+            res.push((names[f].1, cpu_sig_g1(bases[f], &q[f])? == gpu.sig[f]));
+        }
+        if let Some((ones, rest)) = gpu.b2 {
+            res.push(("ones_b_g2", cpu_ones(&p.b_g2, &q[2]) == ones));
+            res.push(("sig_b_g2", cpu_sig_g2(&p.b_g2, &q[2])? == rest));
         }
         Ok(res)
     }
@@ -457,14 +573,7 @@ impl CudaBackend {
 
 /// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
 pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
-    let w = Witness {
-        input: asg.input.clone(),
-        aux: asg.aux.clone(),
-        a_aux_density: asg.a_aux_density.clone(),
-        b_input_density: asg.b_input_density.clone(),
-        b_aux_density: asg.b_aux_density.clone(),
-    };
-    let q = classify_all(&w)?;
+    let q = classify_all(&Witness::copy_of(asg))?;
     Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
 }
 
@@ -496,22 +605,19 @@ mod tests {
             .enumerate()
         {
             let asg = Assignment::synthesize(toy, SizeHint::default()).unwrap();
-            let srs = Srs::from_parameters(RegisteredSealProof::StackedDrg2KiBV1_1, random_params(Shape::of(&asg), 9 + k as u64));
+            let srs = Srs::from_parameters(
+                RegisteredSealProof::StackedDrg2KiBV1_1,
+                random_params(Shape::of(&asg), 9 + k as u64),
+            );
             let p = &srs.params;
             let (r, s) = (Scalar::from(5u64), Scalar::from(11u64));
             let want = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
 
-            let w = Witness {
-                input: asg.input.clone(),
-                aux: asg.aux.clone(),
-                a_aux_density: asg.a_aux_density.clone(),
-                b_input_density: asg.b_input_density.clone(),
-                b_aux_density: asg.b_aux_density.clone(),
-            };
+            let w = Witness::copy_of(&asg);
             let q = classify_all(&w).unwrap();
             let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
             let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
-            let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig(bases[f], &q[f]).unwrap();
+            let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig_g1(bases[f], &q[f]).unwrap();
             let m = MsmSums {
                 h: msm_sparse::<G1Affine>(&p.h, 0, &h, None).unwrap().0,
                 l: part(0),
@@ -519,6 +625,8 @@ mod tests {
                 b_g1: part(2),
                 b_g2: b_g2_sum(&p.b_g2, &w).unwrap(),
             };
+            // B_G2 as the GPU splits it: ones + the rest.
+            assert_eq!(cpu_ones(&p.b_g2, &q[2]) + cpu_sig_g2(&p.b_g2, &q[2]).unwrap(), m.b_g2);
             assert_eq!(assemble(&srs, &m, r, s).unwrap(), want, "case {k}");
             let zi = z_inv(asg.a.len().next_power_of_two()).unwrap();
             assert_ne!(zi, [0u64; 4]);

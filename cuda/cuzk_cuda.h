@@ -1,0 +1,153 @@
+/*
+ * The C interface between the Rust CUDA backend (src/prover/cuda/ffi.rs) and cuda/groth16.cu.
+ * Every struct here is mirrored by a #[repr(C)] struct on the Rust side; both sides assert the
+ * sizes (static_assert below, const assertions there, and cuzk_cuda_abi_sizes at run time).
+ *
+ * Conventions: scalars are BLS12-381 Fr in Montgomery form (blst_fr / blstrs::Scalar memory,
+ * 32 bytes); G1 points are blst_p1_affine (96 bytes, infinity = all zero) on input and
+ * blst_p1 Jacobian (144 bytes, infinity = Z zero) on output. Every function returns a status by
+ * value: code 0 = success; otherwise message is a malloc'ed C string the caller releases with
+ * cuzk_cuda_message_free. Handles are owned by the caller and released with their _free.
+ */
+#ifndef CUZK_CUDA_H
+#define CUZK_CUDA_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t code;     /* 0 = ok; < 0: -cudaError_t; > 0: cuzk_cuda error class below */
+    char* message;    /* NULL on success */
+} cuzk_cuda_status;
+
+enum {
+    CUZK_CUDA_E_INVALID = 1,   /* bad argument */
+    CUZK_CUDA_E_INTERNAL = 2,  /* C++ exception other than a CUDA error */
+    CUZK_CUDA_E_NODEVICE = 3,  /* no usable CUDA device */
+};
+
+typedef struct {
+    uint64_t x[6], y[6], z[6];
+} cuzk_cuda_g1;
+
+/* blst_p2 Jacobian: each coordinate is Fp2 = (real, imaginary), 96 bytes. */
+typedef struct {
+    uint64_t x[12], y[12], z[12];
+} cuzk_cuda_g2;
+
+/* One sparse MSM over bases[0..npoints): the bases whose scalar is 1 (bitmap `ones`, bit i of
+ * word i/32, ones_words a multiple of 32) are summed with plain additions; the `nsig` others
+ * (sig_idx[k] → scalar sig_scalars[k]) go through Pippenger. */
+typedef struct {
+    const uint32_t* ones;
+    uint64_t ones_words;
+    uint64_t npoints;
+    const uint32_t* sig_idx;
+    const void* sig_scalars;
+    uint64_t nsig;
+} cuzk_cuda_sparse;
+
+enum {
+    CUZK_CUDA_SKIP_MSM_H = 1,  /* do not run the H MSM (the caller does it from h_out) */
+    CUZK_CUDA_B_G2 = 2,        /* also compute the B query over G2 (b_q's scalars, SRS b_g2) */
+};
+
+/* cuzk_cuda_prove stages: the H stage reads a, b, c, constraints, lg_domain, z_inv, h_out and
+ * flags bit SKIP_MSM_H; the sparse stage reads l, a_q, b_q and flags bit B_G2. The caller may
+ * prepare the sparse inputs while the H stage runs, as long as both run on one workspace. */
+enum {
+    CUZK_CUDA_STAGE_H = 1,
+    CUZK_CUDA_STAGE_SPARSE = 2,
+};
+
+typedef struct {
+    const void* a;            /* constraints scalars each */
+    const void* b;
+    const void* c;
+    uint64_t constraints;     /* <= 2^lg_domain */
+    uint32_t lg_domain;
+    uint32_t flags;
+    uint64_t z_inv[4];        /* 1 / (g^n - 1), g = 7, Montgomery form */
+    void* h_out;              /* optional: receives the 2^lg_domain - 1 H coefficients */
+    cuzk_cuda_sparse l;
+    cuzk_cuda_sparse a_q;
+    cuzk_cuda_sparse b_q;
+} cuzk_cuda_prove_in;
+
+enum {
+    CUZK_CUDA_PH_UPLOAD = 0,        /* a, b, c through pinned staging */
+    CUZK_CUDA_PH_NTT = 1,
+    CUZK_CUDA_PH_H_DOWNLOAD = 2,
+    CUZK_CUDA_PH_MSM_H = 3,
+    CUZK_CUDA_PH_BATCH_ADD = 4,     /* G1 ones of L, A, B */
+    CUZK_CUDA_PH_GATHER = 5,
+    CUZK_CUDA_PH_MSM_L = 6,
+    CUZK_CUDA_PH_MSM_A = 7,
+    CUZK_CUDA_PH_MSM_B_G1 = 8,
+    CUZK_CUDA_PH_TOTAL_H = 9,       /* the H stage, first to last event */
+    CUZK_CUDA_PH_UPLOAD_SPARSE = 10,
+    CUZK_CUDA_PH_BATCH_ADD_G2 = 11,
+    CUZK_CUDA_PH_MSM_B_G2 = 12,
+    CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the sparse stage, first to last event */
+    CUZK_CUDA_NPHASES = 16,
+};
+
+typedef struct {
+    cuzk_cuda_g1 h;
+    cuzk_cuda_g1 l_ones, l_sig;
+    cuzk_cuda_g1 a_ones, a_sig;
+    cuzk_cuda_g1 b_ones, b_sig;
+    cuzk_cuda_g2 b2_ones, b2_sig;
+    float ms[CUZK_CUDA_NPHASES];  /* CUDA-event milliseconds per CUZK_CUDA_PH_* */
+} cuzk_cuda_prove_out;
+
+typedef struct cuzk_cuda_workspace cuzk_cuda_workspace;
+typedef struct cuzk_cuda_srs cuzk_cuda_srs;
+
+/* Sizes of the shared structs, in this order: status, g1, g2, sparse, prove_in, prove_out. */
+#define CUZK_CUDA_ABI_NSIZES 6
+void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES]);
+void cuzk_cuda_message_free(char* message);
+
+/* Number of usable devices (compute capability >= 7, cooperative launch). When there are none,
+ * *count = 0 and the status says why (code CUZK_CUDA_E_NODEVICE). */
+cuzk_cuda_status cuzk_cuda_device_count(int32_t* count);
+/* Name (NUL-terminated, truncated to len), free and total memory of device `dev`. */
+cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, uint64_t* free_bytes,
+                                       uint64_t* total_bytes);
+
+/* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
+cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
+void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);
+/* Bytes of device memory the workspace holds now. */
+uint64_t cuzk_cuda_workspace_bytes(const cuzk_cuda_workspace* ws);
+
+/* Copy the bases of an SRS to the workspace's device (b_g2 may be NULL with nb2 = 0: then the
+ * B_G2 query cannot run there); *upload_ms gets the copy time. */
+cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint64_t nh, const void* l,
+                                   uint64_t nl, const void* a, uint64_t na, const void* b_g1, uint64_t nb,
+                                   const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms);
+void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
+
+/* The stages (CUZK_CUDA_STAGE_* bits) of one partition: H polynomial and ΣH, then the sparse
+ * MSMs (L, A, B_G1 and optionally B_G2). Synchronous. */
+cuzk_cuda_status cuzk_cuda_prove(cuzk_cuda_workspace* ws, const cuzk_cuda_srs* srs,
+                                 const cuzk_cuda_prove_in* in, cuzk_cuda_prove_out* out, uint32_t stages);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __cplusplus
+static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
+static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
+static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
+static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 224, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
+#endif
+
+#endif

@@ -1,0 +1,169 @@
+// The only extern "C" file of the CUDA backend. Each entry point checks its arguments, runs the
+// C++ implementation (cuda/prove.cuh) inside `guard`, and returns a status by value: C++
+// exceptions, CUDA errors included, never cross into Rust.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "cuzk_cuda.h"
+#include "prove.cuh"
+
+namespace {
+
+cuzk_cuda_status status_ok()
+{
+    return cuzk_cuda_status{0, nullptr};
+}
+
+cuzk_cuda_status status_fail(int code, const char* what)
+{
+    return cuzk_cuda_status{code == 0 ? CUZK_CUDA_E_INTERNAL : code, strdup(what != nullptr ? what : "")};
+}
+
+template<class F> cuzk_cuda_status guard(F&& body)
+{
+    try {
+        body();
+        return status_ok();
+    } catch (const sppark_error& e) {
+        return status_fail(e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+        return status_fail(CUZK_CUDA_E_INTERNAL, "host allocation failed (std::bad_alloc)");
+    } catch (const std::exception& e) {
+        return status_fail(CUZK_CUDA_E_INTERNAL, e.what());
+    } catch (...) {
+        return status_fail(CUZK_CUDA_E_INTERNAL, "unknown C++ exception");
+    }
+}
+
+void check_device(int32_t dev)
+{
+    size_t n = ngpus();
+    if (dev < 0 || (size_t)dev >= n)
+        throw sppark_error{CUZK_CUDA_E_INVALID,
+                           "device " + std::to_string(dev) + " out of range (" + std::to_string(n) + " usable)"};
+}
+
+} // namespace
+
+extern "C" {
+
+void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES])
+{
+    if (out == nullptr)
+        return;
+    out[0] = sizeof(cuzk_cuda_status);
+    out[1] = sizeof(cuzk_cuda_g1);
+    out[2] = sizeof(cuzk_cuda_g2);
+    out[3] = sizeof(cuzk_cuda_sparse);
+    out[4] = sizeof(cuzk_cuda_prove_in);
+    out[5] = sizeof(cuzk_cuda_prove_out);
+}
+
+void cuzk_cuda_message_free(char* message)
+{
+    free(message);
+}
+
+cuzk_cuda_status cuzk_cuda_device_count(int32_t* count)
+{
+    return guard([&] {
+        if (count == nullptr)
+            throw invalid("count is NULL");
+        *count = 0;
+        int n = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            throw sppark_error{CUZK_CUDA_E_NODEVICE,
+                               std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e)};
+        }
+        if (n == 0)
+            throw sppark_error{CUZK_CUDA_E_NODEVICE, std::string("cudaGetDeviceCount found no device")};
+        size_t usable = ngpus();
+        if (usable == 0)
+            throw sppark_error{CUZK_CUDA_E_NODEVICE,
+                               std::to_string(n) +
+                                   " CUDA device(s), none with compute capability >= 7.0 and cooperative launch"};
+        *count = (int32_t)usable;
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, uint64_t* free_bytes,
+                                       uint64_t* total_bytes)
+{
+    return guard([&] {
+        check_device(dev);
+        const gpu_t& gpu = select_gpu(dev);
+        if (name != nullptr && len != 0) {
+            strncpy(name, gpu.props().name, len - 1);
+            name[len - 1] = '\0';
+        }
+        size_t fr = 0, tot = 0;
+        CUDA_OK(cudaMemGetInfo(&fr, &tot));
+        if (free_bytes != nullptr)
+            *free_bytes = fr;
+        if (total_bytes != nullptr)
+            *total_bytes = tot;
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out)
+{
+    return guard([&] {
+        if (out == nullptr)
+            throw invalid("out is NULL");
+        *out = nullptr;
+        check_device(dev);
+        *out = new cuzk_cuda_workspace(dev);
+    });
+}
+
+void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws)
+{
+    try {
+        delete ws;
+    } catch (...) {
+    }
+}
+
+uint64_t cuzk_cuda_workspace_bytes(const cuzk_cuda_workspace* ws)
+{
+    return ws == nullptr ? 0 : ws->bytes();
+}
+
+cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint64_t nh, const void* l,
+                                   uint64_t nl, const void* a, uint64_t na, const void* b_g1, uint64_t nb,
+                                   const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms)
+{
+    return guard([&] {
+        if (ws == nullptr || out == nullptr)
+            throw invalid("workspace or out is NULL");
+        *out = nullptr;
+        *out = cuzk::srs_new(*ws, h, nh, l, nl, a, na, b_g1, nb, b_g2, nb2, upload_ms);
+    });
+}
+
+void cuzk_cuda_srs_free(cuzk_cuda_srs* srs)
+{
+    try {
+        if (srs != nullptr) {
+            select_gpu(srs->dev);
+            delete srs;
+        }
+    } catch (...) {
+    }
+}
+
+cuzk_cuda_status cuzk_cuda_prove(cuzk_cuda_workspace* ws, const cuzk_cuda_srs* srs,
+                                 const cuzk_cuda_prove_in* in, cuzk_cuda_prove_out* out, uint32_t stages)
+{
+    return guard([&] {
+        if (ws == nullptr || srs == nullptr || in == nullptr || out == nullptr)
+            throw invalid("workspace, srs, in or out is NULL");
+        cuzk::prove(*ws, *srs, *in, *out, stages);
+    });
+}
+
+} // extern "C"

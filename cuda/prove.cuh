@@ -1,0 +1,480 @@
+// The GPU half of a Groth16 partition proof: H = (A·B − C)/Z through sppark's NTTs, and the G1
+// multi-scalar multiplications over device-resident SRS bases. Scalars equal to one are summed
+// by sppark's bitmap-driven batch addition; the remaining ("significant") scalars go through
+// sppark's Pippenger over bases gathered by index. Everything runs on the workspace's stream or
+// on sppark's per-device streams (never the legacy default stream). Called only from
+// groth16.cu, which turns exceptions into status codes.
+#ifndef CUZK_CUDA_PROVE_CUH
+#define CUZK_CUDA_PROVE_CUH
+
+#include <algorithm>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuzk_cuda.h"
+#include "raii.cuh"
+#include "types.cuh"
+
+struct fr_raw {
+    uint32_t v[8];
+};
+
+// a[i] = (a[i]·b[i] − c[i]) · z_inv over the coset evaluations.
+__launch_bounds__(256) __global__
+void cuzk_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_raw z_inv_raw, size_t n)
+{
+#ifdef __CUDA_ARCH__
+    fr_t z_inv;
+    memcpy(&z_inv, &z_inv_raw, sizeof(z_inv));
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n;
+         i += (size_t)blockDim.x * gridDim.x) {
+        fr_t x = a[i] * b[i];
+        x -= c[i];
+        a[i] = x * z_inv;
+    }
+#endif
+}
+
+// out[k] = bases[idx[k]] for affine points of W 16-byte words (G1: 6, G2: 12).
+template<int W> __launch_bounds__(256) __global__
+void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx, uint32_t n)
+{
+    for (uint32_t k = threadIdx.x + blockIdx.x * blockDim.x; k < n; k += blockDim.x * gridDim.x) {
+        const uint4* src = bases + (size_t)idx[k] * W;
+        uint4* dst = out + (size_t)k * W;
+        uint4 w[W];
+        #pragma unroll
+        for (int i = 0; i < W; i++)
+            w[i] = src[i];
+        #pragma unroll
+        for (int i = 0; i < W; i++)
+            dst[i] = w[i];
+    }
+}
+
+static_assert(sizeof(affine_t) == 6 * sizeof(uint4), "G1 affine point is six 16-byte words");
+static_assert(sizeof(affine2_h) == 12 * sizeof(uint4), "G2 affine point is twelve 16-byte words");
+
+inline sppark_error invalid(const std::string& what)
+{
+    return sppark_error{CUZK_CUDA_E_INVALID, what};
+}
+
+struct cuzk_cuda_workspace {
+    const gpu_t& gpu;
+    stream_t stream;
+    device_buffer<fr_t> abc;
+    device_buffer<uint32_t> bitmaps;
+    device_buffer<uint32_t> sig_idx;
+    device_buffer<fr_t> sig_scalars;
+    device_buffer<affine_t> gathered;
+    device_buffer<affine2_t> gathered2;
+    device_buffer<bucket_t> ret;
+    device_buffer<bucket2_t> ret2;
+    // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
+    // copy engine reads the other.
+    static const size_t SLOT_BYTES = 64 << 20;
+    pinned_buffer staging;
+    event_t slot_free[2];
+    static const int NEVENTS = 32;
+    timing_event ev[NEVENTS];
+
+    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id())
+    {
+        // sppark's MSM allocates its scratch with cudaMallocAsync; keep freed blocks in the
+        // device's pool so every proof after the first reuses them instead of re-mapping.
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        uint64_t keep = UINT64_MAX;
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    ~cuzk_cuda_workspace()
+    {
+        gpu.select();
+        (void)cudaStreamSynchronize(stream);
+        abc.release();
+        bitmaps.release();
+        sig_idx.release();
+        sig_scalars.release();
+        gathered.release();
+        gathered2.release();
+        ret.release();
+        ret2.release();
+        staging.release();
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, gpu.cid()) == cudaSuccess)
+            (void)cudaMemPoolTrimTo(pool, 0);
+    }
+    uint64_t bytes() const
+    {
+        return abc.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
+               gathered2.bytes() + ret.bytes() + ret2.bytes();
+    }
+    // Number of per-warp partial sums one batch addition writes (G1 and G2 alike).
+    size_t nret() const { return (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ; }
+};
+
+struct cuzk_cuda_srs {
+    int dev;
+    device_buffer<affine_t> h, l, a, b_g1;
+    device_buffer<affine2_t> b_g2;
+    size_t nh = 0, nl = 0, na = 0, nb = 0, nb2 = 0;
+    explicit cuzk_cuda_srs(int d) : dev(d) {}
+};
+
+namespace cuzk {
+
+template<class T>
+void upload_bases(stream_t& s, device_buffer<T>& dst, size_t& n_dst, const void* src, size_t n)
+{
+    if (n != 0 && src == nullptr)
+        throw invalid("SRS base array is NULL");
+    dst.reserve(n);
+    n_dst = n;
+    if (n != 0)
+        CUDA_OK(cudaMemcpyAsync(dst.get(), src, n * sizeof(T), cudaMemcpyHostToDevice, s));
+}
+
+inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh, const void* l, size_t nl,
+                              const void* a, size_t na, const void* b_g1, size_t nb, const void* b_g2,
+                              size_t nb2, float* upload_ms)
+{
+    ws.gpu.select();
+    std::unique_ptr<cuzk_cuda_srs> srs{new cuzk_cuda_srs(ws.gpu.id())};
+    ws.ev[0].record(ws.stream);
+    upload_bases(ws.stream, srs->h, srs->nh, h, nh);
+    upload_bases(ws.stream, srs->l, srs->nl, l, nl);
+    upload_bases(ws.stream, srs->a, srs->na, a, na);
+    upload_bases(ws.stream, srs->b_g1, srs->nb, b_g1, nb);
+    upload_bases(ws.stream, srs->b_g2, srs->nb2, b_g2, nb2);
+    ws.ev[1].record(ws.stream);
+    ws.stream.sync();
+    if (upload_ms != nullptr)
+        *upload_ms = elapsed_ms(ws.ev[0], ws.ev[1]);
+    return srs.release();
+}
+
+// Host → device through the workspace's two pinned slots: the host threads fill one slot while
+// the copy engine drains the other. Returns once every byte has left `src`.
+inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, size_t bytes)
+{
+    const size_t slot = cuzk_cuda_workspace::SLOT_BYTES;
+    ws.staging.reserve(2 * slot);
+    const size_t piece = 1 << 20;
+    for (size_t off = 0, k = 0; off < bytes; off += slot, k++) {
+        size_t len = std::min(slot, bytes - off);
+        char* buf = ws.staging.get() + (k & 1) * slot;
+        CUDA_OK(cudaEventSynchronize(ws.slot_free[k & 1]));
+        const char* from = static_cast<const char*>(src) + off;
+        ws.gpu.par_map((len + piece - 1) / piece, 1, [&](size_t i) {
+            size_t o = i * piece;
+            memcpy(buf + o, from + o, std::min(piece, len - o));
+        });
+        CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.stream));
+        ws.slot_free[k & 1].record(ws.stream);
+    }
+}
+
+// H coefficients in place in `a` (natural order; the last one is dropped by the caller), the way
+// bellperson's EvaluationDomain computes them: iNTT, coset NTT (g = 7), pointwise a·b − c times
+// 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside the last transform.
+inline void compute_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
+{
+    using IO = NTT::InputOutputOrder;
+    using Dir = NTT::Direction;
+    using Ty = NTT::Type;
+    for (fr_t* x : {a, b, c}) {
+        NTT::Base_dev_ptr(s, x, lg, IO::NR, Dir::inverse, Ty::standard);
+        NTT::Base_dev_ptr(s, x, lg, IO::RN, Dir::forward, Ty::coset);
+    }
+    fr_raw z;
+    memcpy(&z, z_inv, sizeof(z));
+    size_t n = (size_t)1 << lg;
+    size_t grid = std::min<size_t>((n + 255) / 256, (size_t)s.sm_count() * 8);
+    cuzk_h_pointwise<<<(unsigned)grid, 256, 0, s>>>(a, b, c, z, n);
+    CUDA_OK(cudaGetLastError());
+    NTT::Base_dev_ptr(s, a, lg, IO::NN, Dir::inverse, Ty::coset);
+}
+
+// sppark Pippenger over device-resident points and scalars (Montgomery form). Synchronous.
+template<class bucket, class point, class affine>
+point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars, size_t n)
+{
+    point out;
+    out.inf();
+    if (n == 0)
+        return out;
+    msm_t<bucket, point, affine, scalar_t> msm{nullptr, n, sizeof(affine), gpu.id()};
+    RustError e = msm.invoke(out, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, n,
+                             dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
+    if (e.code != 0) {
+        std::string msg = e.message != nullptr ? e.message : "sppark MSM failed";
+        free(e.message);
+        throw sppark_error{e.code, "MSM of " + std::to_string(n) + " points: " + msg};
+    }
+    return out;
+}
+
+template<class point, class out_t> void write_point(out_t& dst, const point& p)
+{
+#ifndef __CUDA_ARCH__
+    static_assert(sizeof(point) == sizeof(out_t), "point layout");
+#endif
+    memcpy(&dst, &p, sizeof(dst));
+}
+
+// Launch the bitmap-driven batch addition (cooperative) over bases[0..npoints).
+template<class bucket, class affine_m, class bucket_m>
+void batch_add(stream_t& s, const gpu_t& gpu, bucket* ret, const void* bases, uint32_t npoints,
+               const uint32_t* bitmap)
+{
+    typedef void (*fn_t)(bucket_m*, const affine_m*, uint32_t, const uint32_t*, bool, uint32_t);
+    fn_t fn = batch_addition<bucket, affine_m>;
+    bucket_m* r = reinterpret_cast<bucket_m*>(ret);
+    const affine_m* pts = reinterpret_cast<const affine_m*>(bases);
+    bool accumulate = false;
+    uint32_t sid = 0;
+    s.launch_coop(fn, launch_params_t{dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), 0}, r, pts, npoints,
+                  bitmap, accumulate, sid);
+}
+
+inline void check_sparse(const char* what, const cuzk_cuda_sparse& q, size_t nbases)
+{
+    std::string w = what;
+    if (q.npoints > nbases)
+        throw invalid(w + ": " + std::to_string(q.npoints) + " points but the SRS has " + std::to_string(nbases));
+    if (q.npoints >= (1ull << 31))
+        throw invalid(w + ": too many points");
+    if (q.ones_words % 32 != 0 || q.ones_words * 32 < q.npoints)
+        throw invalid(w + ": ones bitmap of " + std::to_string(q.ones_words) + " words does not cover " +
+                      std::to_string(q.npoints) + " points in whole 1024-bit chunks");
+    if (q.npoints != 0 && q.ones == nullptr)
+        throw invalid(w + ": ones bitmap is NULL");
+    if (q.nsig != 0 && (q.sig_idx == nullptr || q.sig_scalars == nullptr))
+        throw invalid(w + ": significant scalars are NULL");
+    if (q.nsig > q.npoints)
+        throw invalid(w + ": more significant scalars than points");
+    for (size_t k = 0; k < q.nsig; k++)
+        if (q.sig_idx[k] >= q.npoints)
+            throw invalid(w + ": significant index " + std::to_string(q.sig_idx[k]) + " out of range");
+}
+
+// Stage H: upload a, b, c (zero-padded to the domain), H through the NTTs, ΣH.
+inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                    cuzk_cuda_prove_out& out)
+{
+    const gpu_t& gpu = ws.gpu;
+    if (in.lg_domain > MAX_LG_DOMAIN_SIZE)
+        throw invalid("domain 2^" + std::to_string(in.lg_domain) + " is larger than supported");
+    const size_t n = (size_t)1 << in.lg_domain;
+    const size_t m = in.constraints;
+    if (m == 0 || m > n)
+        throw invalid(std::to_string(m) + " constraints do not fit the domain of " + std::to_string(n));
+    if (in.a == nullptr || in.b == nullptr || in.c == nullptr)
+        throw invalid("a, b or c is NULL");
+    const bool msm_h = (in.flags & CUZK_CUDA_SKIP_MSM_H) == 0;
+    if (msm_h && srs.nh < n - 1)
+        throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
+    if (!msm_h && in.h_out == nullptr)
+        throw invalid("the H MSM is skipped but h_out is NULL");
+
+    gpu.select();
+    stream_t& s = ws.stream;
+    timing_event* ev = ws.ev;
+    ws.abc.reserve(3 * n);
+    fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
+    const void* host_abc[3] = {in.a, in.b, in.c};
+
+    ev[0].record(s);
+    for (int i = 0; i < 3; i++) {
+        upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
+        if (m < n)
+            CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
+    }
+    ev[1].record(s);
+    if (in.lg_domain > 0)
+        compute_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
+    ev[2].record(s);
+    if (in.h_out != nullptr && n > 1)
+        CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
+    ev[3].record(s);
+    s.sync();
+
+    // ΣH: dense Pippenger over the n − 1 coefficients, scalars already on the device.
+    ev[4].record(s);
+    point_t p;
+    p.inf();
+    if (msm_h)
+        p = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), dev_abc[0], n - 1);
+    write_point(out.h, p);
+    ev[5].record(s);
+    s.sync();
+
+    out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[1]);
+    out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[1], ev[2]);
+    out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[2], ev[3]);
+    out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[4], ev[5]);
+    out.ms[CUZK_CUDA_PH_TOTAL_H] = elapsed_ms(ev[0], ev[5]);
+}
+
+// Stage sparse: L, A, B_G1 (and B_G2) — batch addition of the one-scalar bases, Pippenger over
+// the gathered bases of the others.
+inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                         cuzk_cuda_prove_out& out)
+{
+    const gpu_t& gpu = ws.gpu;
+    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
+    const cuzk_cuda_sparse* fam[3] = {&in.l, &in.a_q, &in.b_q};
+    const affine_t* bases[3] = {srs.l.get(), srs.a.get(), srs.b_g1.get()};
+    check_sparse("l", in.l, srs.nl);
+    check_sparse("a", in.a_q, srs.na);
+    check_sparse("b_g1", in.b_q, srs.nb);
+    if (g2)
+        check_sparse("b_g2", in.b_q, srs.nb2);
+
+    gpu.select();
+    stream_t& s = ws.stream;
+    timing_event* ev = ws.ev + 8;
+
+    size_t words = 0, nsig = 0, max_sig = 0;
+    for (auto* q : fam) {
+        words += q->ones_words;
+        nsig += q->nsig;
+        max_sig = std::max<size_t>(max_sig, q->nsig);
+    }
+    const size_t nret = ws.nret();
+    ws.bitmaps.reserve(words);
+    ws.sig_idx.reserve(nsig);
+    ws.sig_scalars.reserve(nsig);
+    ws.gathered.reserve(max_sig);
+    ws.ret.reserve(3 * nret);
+    if (g2) {
+        ws.gathered2.reserve(in.b_q.nsig);
+        ws.ret2.reserve(nret);
+    }
+
+    // Upload the bitmaps and the significant scalars.
+    ev[0].record(s);
+    size_t woff[3], soff[3];
+    {
+        size_t w = 0, k = 0;
+        for (int f = 0; f < 3; f++) {
+            const cuzk_cuda_sparse& q = *fam[f];
+            woff[f] = w;
+            soff[f] = k;
+            if (q.ones_words != 0)
+                CUDA_OK(cudaMemcpyAsync(ws.bitmaps.get() + w, q.ones, q.ones_words * sizeof(uint32_t),
+                                        cudaMemcpyHostToDevice, s));
+            if (q.nsig != 0) {
+                CUDA_OK(cudaMemcpyAsync(ws.sig_idx.get() + k, q.sig_idx, q.nsig * sizeof(uint32_t),
+                                        cudaMemcpyHostToDevice, s));
+                CUDA_OK(cudaMemcpyAsync(ws.sig_scalars.get() + k, q.sig_scalars, q.nsig * sizeof(fr_t),
+                                        cudaMemcpyHostToDevice, s));
+            }
+            w += q.ones_words;
+            k += q.nsig;
+        }
+    }
+    ev[1].record(s);
+
+    // Σ of the bases whose scalar is one: one cooperative batch addition per query, then the
+    // per-warp partial sums are added up on the host.
+    for (int f = 0; f < 3; f++)
+        if (fam[f]->npoints != 0)
+            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, bases[f],
+                                                    (uint32_t)fam[f]->npoints, ws.bitmaps.get() + woff[f]);
+    std::vector<bucket_t> partial(3 * nret);
+    CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
+    ev[2].record(s);
+    std::vector<bucket2_t> partial2(g2 ? nret : 0);
+    if (g2 && in.b_q.npoints != 0) {
+        batch_add<bucket2_t, affine2_h, bucket2_h>(s, gpu, ws.ret2.get(), srs.b_g2.get(), (uint32_t)in.b_q.npoints,
+                                                   ws.bitmaps.get() + woff[2]);
+        CUDA_OK(cudaMemcpyAsync(partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
+    }
+    ev[3].record(s);
+    s.sync();
+    cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
+    for (int f = 0; f < 3; f++) {
+        point_t sum;
+        sum.inf();
+        if (fam[f]->npoints != 0)
+            sum = sum_up(&partial[f * nret], nret);
+        write_point(*ones_out[f], sum);
+    }
+    {
+        point2_t sum;
+        sum.inf();
+        if (g2 && in.b_q.npoints != 0)
+            sum = sum_up(partial2);
+        write_point(out.b2_ones, sum);
+    }
+
+    // The significant scalars: gather their bases, then Pippenger.
+    cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
+    for (int f = 0; f < 4; f++) {
+        const cuzk_cuda_sparse& q = *fam[f < 3 ? f : 2];
+        const uint32_t* idx = ws.sig_idx.get() + soff[f < 3 ? f : 2];
+        const fr_t* sc = ws.sig_scalars.get() + soff[f < 3 ? f : 2];
+        timing_event* e = ev + 4 + 4 * f;
+        e[0].record(s);
+        size_t nsig_f = (f < 3 || g2) ? q.nsig : 0;
+        if (nsig_f != 0) {
+            size_t grid = std::min<size_t>((nsig_f + 255) / 256, (size_t)gpu.sm_count() * 8);
+            if (f < 3)
+                cuzk_gather<6><<<(unsigned)grid, 256, 0, s>>>(reinterpret_cast<uint4*>(ws.gathered.get()),
+                                                              reinterpret_cast<const uint4*>(bases[f]), idx,
+                                                              (uint32_t)nsig_f);
+            else
+                cuzk_gather<12><<<(unsigned)grid, 256, 0, s>>>(reinterpret_cast<uint4*>(ws.gathered2.get()),
+                                                               reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
+                                                               (uint32_t)nsig_f);
+            CUDA_OK(cudaGetLastError());
+        }
+        e[1].record(s);
+        s.sync();
+        e[2].record(s);
+        if (f < 3) {
+            point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, ws.gathered.get(), sc, nsig_f);
+            write_point(*sig_out[f], r);
+        } else {
+            point2_t r = pippenger<bucket2_t, point2_t, affine2_t>(gpu, ws.gathered2.get(), sc, nsig_f);
+            write_point(out.b2_sig, r);
+        }
+        e[3].record(s);
+    }
+    ev[20].record(s);
+    s.sync();
+
+    out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[0], ev[1]);
+    out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[1], ev[2]);
+    out.ms[CUZK_CUDA_PH_BATCH_ADD_G2] = elapsed_ms(ev[2], ev[3]);
+    float gather = 0;
+    for (int f = 0; f < 4; f++)
+        gather += elapsed_ms(ev[4 + 4 * f], ev[5 + 4 * f]);
+    out.ms[CUZK_CUDA_PH_GATHER] = gather;
+    out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ev[6], ev[7]);
+    out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ev[10], ev[11]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ev[14], ev[15]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G2] = elapsed_ms(ev[18], ev[19]);
+    out.ms[CUZK_CUDA_PH_TOTAL_SPARSE] = elapsed_ms(ev[0], ev[20]);
+}
+
+inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                  cuzk_cuda_prove_out& out, uint32_t stages)
+{
+    if (srs.dev != ws.gpu.id())
+        throw invalid("SRS was uploaded to another device");
+    if ((stages & ~(uint32_t)(CUZK_CUDA_STAGE_H | CUZK_CUDA_STAGE_SPARSE)) != 0 || stages == 0)
+        throw invalid("unknown stages " + std::to_string(stages));
+    if (stages & CUZK_CUDA_STAGE_H)
+        stage_h(ws, srs, in, out);
+    if (stages & CUZK_CUDA_STAGE_SPARSE)
+        stage_sparse(ws, srs, in, out);
+}
+
+} // namespace cuzk
+
+#endif

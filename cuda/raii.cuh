@@ -1,0 +1,95 @@
+// RAII for device memory and timing events: driver code never calls cudaMalloc/cudaFree or
+// cudaEventCreate/Destroy directly. Every CUDA call goes through CUDA_OK (throws on error).
+#ifndef CUZK_CUDA_RAII_CUH
+#define CUZK_CUDA_RAII_CUH
+
+#include <cstddef>
+#include <util/exception.cuh>
+
+// Owned device allocation that only grows; reused across proofs.
+template<class T> class device_buffer {
+    T* ptr_ = nullptr;
+    size_t cap_ = 0;
+
+public:
+    device_buffer() = default;
+    device_buffer(const device_buffer&) = delete;
+    device_buffer& operator=(const device_buffer&) = delete;
+    ~device_buffer() { release(); }
+
+    // Ensure room for n elements; old contents are not kept.
+    void reserve(size_t n)
+    {
+        if (n <= cap_)
+            return;
+        release();
+        void* p = nullptr;
+        CUDA_OK(cudaMalloc(&p, n * sizeof(T)));
+        ptr_ = static_cast<T*>(p);
+        cap_ = n;
+    }
+    void release()
+    {
+        if (ptr_ != nullptr)
+            (void)cudaFree(ptr_);
+        ptr_ = nullptr;
+        cap_ = 0;
+    }
+    T* get() const { return ptr_; }
+    size_t capacity() const { return cap_; }
+    size_t bytes() const { return cap_ * sizeof(T); }
+};
+
+// Owned page-locked host memory (staging for uploads); only grows.
+class pinned_buffer {
+    void* ptr_ = nullptr;
+    size_t cap_ = 0;
+
+public:
+    pinned_buffer() = default;
+    pinned_buffer(const pinned_buffer&) = delete;
+    pinned_buffer& operator=(const pinned_buffer&) = delete;
+    ~pinned_buffer() { release(); }
+    void reserve(size_t bytes)
+    {
+        if (bytes <= cap_)
+            return;
+        release();
+        CUDA_OK(cudaMallocHost(&ptr_, bytes));
+        cap_ = bytes;
+    }
+    void release()
+    {
+        if (ptr_ != nullptr)
+            (void)cudaFreeHost(ptr_);
+        ptr_ = nullptr;
+        cap_ = 0;
+    }
+    char* get() const { return static_cast<char*>(ptr_); }
+    size_t bytes() const { return cap_; }
+};
+
+class timing_event {
+    cudaEvent_t ev_ = nullptr;
+
+public:
+    timing_event() { CUDA_OK(cudaEventCreate(&ev_)); }
+    timing_event(const timing_event&) = delete;
+    timing_event& operator=(const timing_event&) = delete;
+    ~timing_event()
+    {
+        if (ev_ != nullptr)
+            (void)cudaEventDestroy(ev_);
+    }
+    void record(cudaStream_t s) { CUDA_OK(cudaEventRecord(ev_, s)); }
+    operator cudaEvent_t() const { return ev_; }
+};
+
+inline float elapsed_ms(const timing_event& from, const timing_event& to)
+{
+    float ms = 0;
+    CUDA_OK(cudaEventElapsedTime(&ms, from, to));
+    return ms;
+}
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs the CUDA backend's checks and benchmarks on the GPU machine, within one device call.
+# Expects the stripped `cuzk-gpu` binary and the 2 KiB sector fixture (C1) in .gpu-carry/ (see
+# scripts/gpu-prepare.sh); generates the 2 KiB params there (~2 min on 16 cores, in the
+# background while the synthetic checks run). Logs go to $OUT (default /tmp/gpu-out).
+#
+#   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
+#   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, synth-N (2^N
+#           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
+#
+# Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
+set -u
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.gpu-carry/cuzk-gpu}
+OUT=${OUT:-/tmp/gpu-out}
+DEADLINE=${DEADLINE:-560}
+mkdir -p "$OUT"
+export CUZK_FIXTURES_DIR=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
+export RUST_BACKTRACE=1
+start=$(date +%s)
+left() { echo $((DEADLINE - ($(date +%s) - start))); }
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(selftest selftest-2kib bench-2kib synth-24 synth-26)
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv
+  echo "cores: $(nproc)"
+  "$BIN" probe
+} > "$OUT/env.log" 2>&1
+cat "$OUT/env.log"
+
+fixture_pid=""
+need_fixture=0
+for s in "${stages[@]}"; do case $s in selftest-2kib|bench-2kib|e2e|supraseal) need_fixture=1 ;; esac; done
+if [ $need_fixture = 1 ]; then
+  mkdir -p "$CUZK_FIXTURES_DIR/sectors"
+  cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
+  ( "$BIN" fixture > "$OUT/fixture.log" 2>&1 ) &
+  fixture_pid=$!
+fi
+wait_fixture() {
+  if [ -n "$fixture_pid" ]; then wait "$fixture_pid"; fixture_pid=""; tail -3 "$OUT/fixture.log"; fi
+}
+
+run() { # name cap cmd...
+  local name=$1 cap=$2; shift 2
+  local l; l=$(left)
+  local t=$((cap < l - 10 ? cap : l - 10))
+  if [ "$t" -lt 20 ]; then echo "== $name: skipped, ${l}s left"; return; fi
+  echo "== $name (timeout ${t}s)"
+  timeout "$t" "$@" > "$OUT/$name.log" 2>&1
+  echo "   rc=$? after $(( $(date +%s) - start ))s"
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prover time|synthesis time" "$OUT/$name.log" | head -40
+}
+
+for s in "${stages[@]}"; do
+  case $s in
+    selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop 50 --max-log ${MAX_LOG:-20} ;;
+    selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
+    bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
+    e2e) wait_fixture; run e2e 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers ${SYNTH_WORKERS:-14} ;;
+    supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
+        LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
+        .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
+    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 2 ;;
+    synth-*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
+    *) echo "unknown stage $s" ;;
+  esac
+done
+wait_fixture
+echo "total $(( $(date +%s) - start ))s"

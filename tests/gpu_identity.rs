@@ -1,0 +1,135 @@
+//! The CUDA backend against the CPU backend with fixed r, s: proofs must be byte-identical, on
+//! synthetic circuits from 2^10 to 2^20 constraints (non-power-of-two sizes, all-zero and
+//! all-one witness regions, a single constraint) and on the real 2 KiB partition; device memory
+//! must return to its level after 50 proofs. Every test passes with a "SKIP" line when no CUDA
+//! device is usable (CI, the CPU-only build machine). The same checks, plus timings, run from
+//! `cuzk-gpu selftest` on the GPU machine.
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use bellperson::groth16::{generate_random_parameters, prepare_verifying_key, verify_proof, Proof};
+use blstrs::{Bls12, Scalar};
+use cuzk::engine::{Engine, EngineConfig};
+use cuzk::error::Status;
+use cuzk::prover::cuda_synthetic::{clone_assignment, random_params, Shape, Toy};
+use cuzk::prover::{Backend, CpuBackend, CudaBackend};
+use cuzk::srs::{Srs, Validation};
+use cuzk::synth::{Assignment, SizeHint};
+use ff::Field;
+use rand::SeedableRng;
+
+fn gpu() -> Option<CudaBackend> {
+    match CudaBackend::new() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("SKIP: no CUDA device: {}", e.message);
+            None
+        }
+    }
+}
+
+fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).unwrap();
+    v
+}
+
+/// Parts, then whole proofs, GPU vs CPU; verified when the params are real.
+fn check(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool, seed: u64) {
+    let public: Vec<Scalar> = asg.input[1..].to_vec();
+    let parts = gpu.check_parts(srs, &asg).unwrap();
+    let bad: Vec<_> = parts.iter().filter(|(_, ok)| !ok).collect();
+    assert!(bad.is_empty(), "{name}: GPU parts differ from the CPU: {bad:?}");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let cpu = CpuBackend.prove(srs, clone_assignment(&asg), r, s).unwrap().proof;
+    let g = gpu.prove(srs, asg, r, s).unwrap().proof;
+    assert_eq!(bytes(&cpu), bytes(&g), "{name}: GPU proof differs from the CPU proof");
+    if verify {
+        assert!(verify_proof(&prepare_verifying_key(&srs.params.vk), &g, &public).unwrap(), "{name}: does not verify");
+    }
+}
+
+fn toy(gpu: &CudaBackend, c: Toy, real_params: bool, seed: u64) {
+    let asg = Assignment::synthesize(c.clone(), SizeHint::default()).unwrap();
+    let params = if real_params {
+        generate_random_parameters::<Bls12, _, _>(c.clone(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+            .unwrap()
+    } else {
+        random_params(Shape::of(&asg), seed)
+    };
+    let srs = Srs::from_parameters(common::PROOF, params);
+    check(gpu, &format!("{c:?}"), &srs, asg, real_params, seed);
+}
+
+#[test]
+fn small_circuits_byte_identical_and_verify() {
+    let Some(gpu) = gpu() else { return };
+    toy(&gpu, Toy { constraints: 1, inputs: 0, mode: 2 }, true, 1);
+    toy(&gpu, Toy { constraints: 300, inputs: 0, mode: 0 }, true, 2);
+    toy(&gpu, Toy { constraints: 300, inputs: 2, mode: 1 }, true, 3);
+    toy(&gpu, Toy { constraints: 1000, inputs: 3, mode: 2 }, true, 4);
+    toy(&gpu, Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }, true, 5);
+}
+
+#[test]
+fn sizes_2_10_to_2_20_byte_identical() {
+    let Some(gpu) = gpu() else { return };
+    toy(&gpu, Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, false, 10);
+    toy(&gpu, Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }, false, 11);
+    toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, false, 12);
+    for lg in (10..=20).step_by(2) {
+        toy(&gpu, Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }, false, 20 + lg as u64);
+    }
+    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 40);
+    // B_G2 on CPU threads overlapping the GPU instead of on the GPU.
+    gpu.set_b_g2_on_gpu(false);
+    toy(&gpu, Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, false, 41);
+}
+
+#[test]
+fn real_2kib_partition_byte_identical() {
+    let Some(gpu) = gpu() else { return };
+    let f = common::fixture();
+    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let p = &srs.params;
+    let hint = SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() };
+    let asg = inputs.circuits.synthesize(0, hint).unwrap();
+    check(&gpu, "2 KiB partition 0", &srs, asg, true, 7);
+}
+
+#[test]
+fn device_memory_returns_to_baseline_over_50_proofs() {
+    let Some(gpu) = gpu() else { return };
+    let asg =
+        Assignment::synthesize(Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, SizeHint::default()).unwrap();
+    let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asg), 3));
+    let free = || gpu.device_info(0).unwrap().free_bytes;
+    let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
+    let first = bytes(&gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
+    let baseline = free();
+    for _ in 1..50 {
+        assert_eq!(bytes(&gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof), first);
+    }
+    let after = free();
+    assert!(after + (1 << 20) >= baseline, "device memory leaked: free {baseline} -> {after} bytes");
+}
+
+#[test]
+fn backend_selection_names_why_cuda_is_unavailable() {
+    let cfg = |b: &str| EngineConfig { backend: b.into(), ..Default::default() };
+    match gpu() {
+        Some(_) => {
+            assert_eq!(Engine::new(cfg("cuda")).unwrap().backend_name(), "cuda");
+            assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cuda");
+        }
+        None => {
+            let e = Engine::new(cfg("cuda")).err().expect("cuda without a device must fail");
+            assert_eq!(e.status, Status::Unsupported);
+            assert!(e.message.contains("CUDA"), "{}", e.message);
+            assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cpu");
+        }
+    }
+}
