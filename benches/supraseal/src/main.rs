@@ -1,7 +1,8 @@
 //! `supraseal-c2-bench <sector.json> <runs>`: proves the fixture's C1 with filecoin-proofs'
 //! `seal_commit_phase2` built with supraseal-c2, `runs` times, and prints one JSON line per
 //! run (wall seconds; the first run includes the SRS read and CUDA start-up). The parameter
-//! cache is FIL_PROOFS_PARAMETER_CACHE, as for any filecoin-proofs user.
+//! cache is FIL_PROOFS_PARAMETER_CACHE, as for any filecoin-proofs user. With
+//! RUST_LOG=bellperson=info, bellperson's own synthesis / GPU prover timers go to stderr.
 
 use std::time::Instant;
 
@@ -13,6 +14,8 @@ struct Sector {
 }
 
 fn main() {
+    // bellperson logs its own "synthesis time" and "prover time" (RUST_LOG=bellperson=info).
+    env_logger::init();
     let args: Vec<String> = std::env::args().collect();
     let sector: Sector = serde_json::from_slice(&std::fs::read(&args[1]).expect("sector.json")).expect("sector json");
     let runs: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
