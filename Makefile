@@ -7,7 +7,7 @@ CARGO_TARGET_DIR  ?= /var/tmp/cuzk-target
 CUZK_FIXTURES_DIR ?= /var/tmp/cuzk-fixtures
 export CARGO_TARGET_DIR CUZK_FIXTURES_DIR
 
-.PHONY: demo test header fixtures bench-p1 build clean-fixtures
+.PHONY: demo test header fixtures bench-p1 build clean-fixtures check-cuda
 
 ## Prove a real 2 KiB PoRep C2 (fixtures generated on first use) and print proof + timings.
 demo:
@@ -22,6 +22,13 @@ test-rust:
 
 build:
 	$(CARGO) build --release
+
+## Compile the CUDA backend without a GPU (nvcc 13.0 from PyPI when none is found) and run its
+## tests, which skip cleanly without a device. CI runs this so cuda/ cannot rot.
+check-cuda:
+	export CUDA_PATH="$${CUDA_PATH:-$$(scripts/install-cuda-toolchain.sh)}" && \
+	$(CARGO) build --release --features cuda --lib --bins && \
+	$(CARGO) test --release --features cuda --test gpu_identity
 
 ## Regenerate include/cuzk.h from src/ffi.
 header:

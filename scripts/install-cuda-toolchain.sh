@@ -7,7 +7,11 @@
 set -euo pipefail
 venv="${1:-$(cd "$(dirname "$0")/.." && pwd)/.venv-cuda}"
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  python3 -m venv "$venv" 2>/dev/null || {
+    # Debian's python3 ships venv separately.
+    (apt-get update -qq && apt-get install -y -qq python3-venv) >&2
+    python3 -m venv "$venv"
+  }
 fi
 cu() { ls -d "$venv"/lib/python3.*/site-packages/nvidia/cu13 2>/dev/null | head -n1; }
 if [ -z "$(cu)" ] || [ ! -x "$(cu)/bin/nvcc" ]; then
