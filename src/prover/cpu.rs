@@ -19,10 +19,11 @@ use crate::synth::Assignment;
 #[derive(Debug, Default)]
 pub struct CpuBackend;
 
-#[cfg(test)]
 /// bellperson's own H computation (EvaluationDomain), kept as the reference the faster
-/// [`super::ntt`] path is tested against. First n−1 coefficients (the last is always zero).
-pub fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+/// [`super::ntt`] path and the GPU NTTs are checked against. First n−1 coefficients (the last
+/// is always zero).
+#[cfg(any(test, feature = "cuda"))]
+pub(crate) fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
     use bellperson::domain::EvaluationDomain;
     use ec_gpu_gen::threadpool::Worker;
     let worker = Worker::new();

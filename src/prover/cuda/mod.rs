@@ -257,26 +257,6 @@ fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
     Ok([l?, a?, b?])
 }
 
-/// H coefficients by bellperson's EvaluationDomain (the reference the GPU NTTs must match).
-fn reference_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
-    use bellperson::domain::EvaluationDomain;
-    use ec_gpu_gen::threadpool::Worker;
-    let worker = Worker::new();
-    let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
-    let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
-    let mut kern = None;
-    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
-        .map_err(|e| err!(Prover, "ifft: {e}"))?;
-    EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
-        .map_err(|e| err!(Prover, "coset fft: {e}"))?;
-    a.mul_assign(&worker, &b);
-    a.sub_assign(&worker, &c);
-    a.divide_by_z_on_coset(&worker);
-    a.icoset_fft(&worker, &mut kern).map_err(|e| err!(Prover, "icoset fft: {e}"))?;
-    let mut h = a.into_coeffs();
-    h.pop();
-    Ok(h)
-}
 
 /// 1 / Z(g) on the coset g·⟨ω⟩ of size n, Z(x) = xⁿ − 1, g the multiplicative generator
 /// (bellperson's `divide_by_z_on_coset`).
@@ -553,7 +533,7 @@ impl CudaBackend {
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
         let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, &mut t)?;
-        let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
+        let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
         res.push(("msm_h", cpu_h == gpu.h));
@@ -615,7 +595,7 @@ mod tests {
 
             let w = Witness::copy_of(&asg);
             let q = classify_all(&w).unwrap();
-            let h = reference_h(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
+            let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
             let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
             let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig_g1(bases[f], &q[f]).unwrap();
             let m = MsmSums {
