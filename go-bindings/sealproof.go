@@ -1,53 +1,36 @@
 package cuzk
 
+// #include <stdlib.h>
 // #include "cuzk.h"
 import "C"
 
 import (
 	"runtime"
-	"strconv"
 	"unsafe"
 
 	"github.com/filecoin-project/go-state-types/abi"
 )
 
-// sealProofNames are the names rust-fil-proofs writes into C1 outputs, by filecoin-ffi /
-// go-state-types number (the index).
-var sealProofNames = [...]string{
-	"StackedDrg2KiBV1",
-	"StackedDrg8MiBV1",
-	"StackedDrg512MiBV1",
-	"StackedDrg32GiBV1",
-	"StackedDrg64GiBV1",
-	"StackedDrg2KiBV1_1",
-	"StackedDrg8MiBV1_1",
-	"StackedDrg512MiBV1_1",
-	"StackedDrg32GiBV1_1",
-	"StackedDrg64GiBV1_1",
-	"StackedDrg2KiBV1_1_Feat_SyntheticPoRep",
-	"StackedDrg8MiBV1_1_Feat_SyntheticPoRep",
-	"StackedDrg512MiBV1_1_Feat_SyntheticPoRep",
-	"StackedDrg32GiBV1_1_Feat_SyntheticPoRep",
-	"StackedDrg64GiBV1_1_Feat_SyntheticPoRep",
-	"StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
-	"StackedDrg8MiBV1_2_Feat_NonInteractivePoRep",
-	"StackedDrg512MiBV1_2_Feat_NonInteractivePoRep",
-	"StackedDrg32GiBV1_2_Feat_NonInteractivePoRep",
-	"StackedDrg64GiBV1_2_Feat_NonInteractivePoRep",
-}
-
 // ParseSealProof parses a registered seal proof given as its rust-fil-proofs name
 // ("StackedDrg32GiBV1_1") or its number ("8").
 func ParseSealProof(s string) (abi.RegisteredSealProof, error) {
-	for i, n := range sealProofNames {
-		if n == s {
-			return abi.RegisteredSealProof(i), nil
-		}
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	var n C.int64_t
+	var cerr *C.cuzk_error
+	if st := C.cuzk_registered_proof_parse(cs, &n, &cerr); st != C.CUZK_STATUS_OK {
+		return -1, takeError(st, cerr)
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n < int64(len(sealProofNames)) {
-		return abi.RegisteredSealProof(n), nil
+	return abi.RegisteredSealProof(n), nil
+}
+
+// SealProofName is the rust-fil-proofs name of a registered seal proof ("StackedDrg2KiBV1_1"),
+// or "" for numbers the library does not know.
+func SealProofName(p abi.RegisteredSealProof) string {
+	if name := C.cuzk_registered_proof_name(C.int64_t(p)); name != nil {
+		return C.GoString(name)
 	}
-	return -1, errf(StatusInvalidArgument, "unknown registered seal proof %q", s)
+	return ""
 }
 
 // SealProofOfC1 reads the registered seal proof a C1 output was made for (its top-level

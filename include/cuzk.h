@@ -330,6 +330,18 @@ cuzk_status cuzk_c1_registered_proof(const uint8_t *c1_json,
                                      int64_t *out_registered_proof,
                                      cuzk_error **err);
 
+// The name of registered proof number `registered_proof` as rust-fil-proofs writes it
+// ("StackedDrg2KiBV1_1" for 5): a static string, never freed; NULL for unknown numbers.
+const char *cuzk_registered_proof_name(int64_t registered_proof);
+
+// Parse a registered proof given as its name ("StackedDrg32GiBV1_1") or its number ("8").
+//
+// # Safety
+// `name` NUL-terminated; `out_registered_proof` writable; `err` NULL or writable.
+cuzk_status cuzk_registered_proof_parse(const char *name,
+                                        int64_t *out_registered_proof,
+                                        cuzk_error **err);
+
 // Verify a PoRep seal proof like filecoin-proofs' `verify_seal`. Uses the resident SRS of
 // `registered_proof`, else reads the `.vk` file from the engine's params dir.
 // `*out_valid` is true for a valid proof and false for a well-formed proof that does not

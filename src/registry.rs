@@ -35,6 +35,36 @@ const BY_NUMBER: [RegisteredSealProof; 20] = {
     ]
 };
 
+/// The names rust-fil-proofs writes into C1 outputs, by number, as static C strings for the
+/// ABI (a unit test keeps them equal to the enum's own names).
+const C_NAMES: [&std::ffi::CStr; 20] = [
+    c"StackedDrg2KiBV1",
+    c"StackedDrg8MiBV1",
+    c"StackedDrg512MiBV1",
+    c"StackedDrg32GiBV1",
+    c"StackedDrg64GiBV1",
+    c"StackedDrg2KiBV1_1",
+    c"StackedDrg8MiBV1_1",
+    c"StackedDrg512MiBV1_1",
+    c"StackedDrg32GiBV1_1",
+    c"StackedDrg64GiBV1_1",
+    c"StackedDrg2KiBV1_1_Feat_SyntheticPoRep",
+    c"StackedDrg8MiBV1_1_Feat_SyntheticPoRep",
+    c"StackedDrg512MiBV1_1_Feat_SyntheticPoRep",
+    c"StackedDrg32GiBV1_1_Feat_SyntheticPoRep",
+    c"StackedDrg64GiBV1_1_Feat_SyntheticPoRep",
+    c"StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
+    c"StackedDrg8MiBV1_2_Feat_NonInteractivePoRep",
+    c"StackedDrg512MiBV1_2_Feat_NonInteractivePoRep",
+    c"StackedDrg32GiBV1_2_Feat_NonInteractivePoRep",
+    c"StackedDrg64GiBV1_2_Feat_NonInteractivePoRep",
+];
+
+/// The static name of a filecoin-ffi number, if it is one.
+pub fn c_name(n: i64) -> Option<&'static std::ffi::CStr> {
+    usize::try_from(n).ok().and_then(|i| C_NAMES.get(i).copied())
+}
+
 /// The registered proof for a filecoin-ffi number, or an error naming the number.
 pub fn from_number(n: i64) -> Result<RegisteredSealProof> {
     usize::try_from(n)
@@ -141,5 +171,9 @@ mod tests {
         assert!(from_number(20).is_err());
         assert!(from_number(-1).is_err());
         assert_eq!(from_number(5).unwrap(), RegisteredSealProof::StackedDrg2KiBV1_1);
+        for n in 0..20 {
+            assert_eq!(c_name(n).unwrap().to_str().unwrap(), name(from_number(n).unwrap()));
+        }
+        assert!(c_name(20).is_none() && c_name(-1).is_none());
     }
 }

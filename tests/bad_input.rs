@@ -96,6 +96,18 @@ fn null_pointers_and_empty_buffers() {
         assert_eq!(CStr::from_ptr(cuzk_error_message(ptr::null())).to_bytes(), b"");
         assert_eq!(CStr::from_ptr(cuzk_status_name(3)).to_str().unwrap(), "SRS not loaded");
         assert_eq!(CStr::from_ptr(cuzk_status_name(999)).to_str().unwrap(), "unknown status");
+        assert_eq!(CStr::from_ptr(cuzk_registered_proof_name(8)).to_str().unwrap(), "StackedDrg32GiBV1_1");
+        assert!(cuzk_registered_proof_name(20).is_null());
+        let mut n = -1;
+        let name = CString::new("StackedDrg512MiBV1").unwrap();
+        assert_eq!(cuzk_registered_proof_parse(name.as_ptr(), &mut n, ptr::null_mut()), Status::Ok);
+        assert_eq!(n, 2);
+        let bad = CString::new("StackedDrg1TiB").unwrap();
+        let (st, m) = fails(|err| cuzk_registered_proof_parse(bad.as_ptr(), &mut n, err));
+        assert_eq!(st, Status::InvalidArgument);
+        assert!(m.contains("StackedDrg1TiB"), "{m}");
+        let (st, _) = fails(|err| cuzk_registered_proof_parse(ptr::null(), &mut n, err));
+        assert_eq!(st, Status::InvalidArgument);
         cuzk_engine_free(e);
     }
 }

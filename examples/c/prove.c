@@ -29,30 +29,6 @@
 
 enum { EXIT_USAGE = 2, EXIT_INVALID = 3 };
 
-/* filecoin-ffi's RegisteredSealProof numbering (the index is the number). */
-static const char *const SEAL_PROOFS[] = {
-    "StackedDrg2KiBV1",
-    "StackedDrg8MiBV1",
-    "StackedDrg512MiBV1",
-    "StackedDrg32GiBV1",
-    "StackedDrg64GiBV1",
-    "StackedDrg2KiBV1_1",
-    "StackedDrg8MiBV1_1",
-    "StackedDrg512MiBV1_1",
-    "StackedDrg32GiBV1_1",
-    "StackedDrg64GiBV1_1",
-    "StackedDrg2KiBV1_1_Feat_SyntheticPoRep",
-    "StackedDrg8MiBV1_1_Feat_SyntheticPoRep",
-    "StackedDrg512MiBV1_1_Feat_SyntheticPoRep",
-    "StackedDrg32GiBV1_1_Feat_SyntheticPoRep",
-    "StackedDrg64GiBV1_1_Feat_SyntheticPoRep",
-    "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
-    "StackedDrg8MiBV1_2_Feat_NonInteractivePoRep",
-    "StackedDrg512MiBV1_2_Feat_NonInteractivePoRep",
-    "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep",
-    "StackedDrg64GiBV1_2_Feat_NonInteractivePoRep",
-};
-#define N_SEAL_PROOFS ((int64_t)(sizeof SEAL_PROOFS / sizeof SEAL_PROOFS[0]))
 
 static const char *const STAGES[] = {"queue", "srs", "synthesis", "prove_queue", "prove", "verify", "total"};
 
@@ -145,21 +121,15 @@ static bool parse_u64(const char *what, const char *s, uint64_t *out) {
     return true;
 }
 
-/* A registered seal proof given as a number or a name. */
+/* A registered seal proof given as a number or a name (the library parses it). */
 static bool parse_seal_proof(const char *s, int64_t *out) {
-    for (int64_t i = 0; i < N_SEAL_PROOFS; i++) {
-        if (strcmp(s, SEAL_PROOFS[i]) == 0) {
-            *out = i;
-            return true;
-        }
+    cuzk_error *err = NULL;
+    cuzk_status st = cuzk_registered_proof_parse(s, out, &err);
+    if (st != CUZK_STATUS_OK) {
+        fail("parsing the registered proof", st, err);
+        return false;
     }
-    uint64_t n;
-    if (parse_u64("registered_proof", s, &n) && n < (uint64_t)N_SEAL_PROOFS) {
-        *out = (int64_t)n;
-        return true;
-    }
-    fprintf(stderr, "prove: unknown registered proof %s\n", s);
-    return false;
+    return true;
 }
 
 /* {"params_dir": "<dir>"} with the path JSON-escaped; malloc'ed. */
@@ -223,7 +193,7 @@ static int prove(char **argv) {
         rc = fail("loading the SRS", st, err);
         goto out;
     }
-    printf("SRS %s loaded in %.2f s\n", SEAL_PROOFS[seal_proof], load_s);
+    printf("SRS %s loaded in %.2f s\n", cuzk_registered_proof_name(seal_proof), load_s);
 
     uint64_t job = 0;
     st = cuzk_submit_porep_c2(engine, c1, c1_len, sector_id, prover_id, 0, NULL, &job, &err);

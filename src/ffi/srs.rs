@@ -96,3 +96,28 @@ pub unsafe extern "C" fn cuzk_c1_registered_proof(
         Ok(())
     })
 }
+
+/// The name of registered proof number `registered_proof` as rust-fil-proofs writes it
+/// ("StackedDrg2KiBV1_1" for 5): a static string, never freed; NULL for unknown numbers.
+#[no_mangle]
+pub extern "C" fn cuzk_registered_proof_name(registered_proof: i64) -> *const c_char {
+    registry::c_name(registered_proof).map_or(std::ptr::null(), |s| s.as_ptr())
+}
+
+/// Parse a registered proof given as its name ("StackedDrg32GiBV1_1") or its number ("8").
+///
+/// # Safety
+/// `name` NUL-terminated; `out_registered_proof` writable; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_registered_proof_parse(
+    name: *const c_char,
+    out_registered_proof: *mut i64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let name = arg_opt_str(name, "name")?.ok_or_else(|| err!(InvalidArgument, "name is NULL"))?;
+        let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
+        out_registered_proof.write(registry::to_number(registry::parse(name)?));
+        Ok(())
+    })
+}
