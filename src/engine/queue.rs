@@ -79,3 +79,77 @@ impl WorkQueue {
         self.cv.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::registry::RegisteredSealProof;
+    use crate::srs::Srs;
+    use crate::synth::{Assignment, PartitionCircuits, SealJobInputs, SizeHint};
+
+    /// Partition circuits that are never synthesized: only their count matters here.
+    struct Count(usize);
+    impl PartitionCircuits for Count {
+        fn partitions(&self) -> usize {
+            self.0
+        }
+        fn synthesize(&self, _: usize, _: SizeHint) -> crate::error::Result<Assignment> {
+            unreachable!("the queue never synthesizes")
+        }
+        fn bellperson_reference(
+            &self,
+            _: usize,
+            _: &bellperson::groth16::Parameters<blstrs::Bls12>,
+            _: blstrs::Scalar,
+            _: blstrs::Scalar,
+        ) -> crate::error::Result<bellperson::groth16::Proof<blstrs::Bls12>> {
+            unreachable!()
+        }
+    }
+
+    fn job(id: u64, priority: i32, partitions: usize, srs: &Arc<Srs>) -> Arc<Job> {
+        let inputs = SealJobInputs {
+            proof: RegisteredSealProof::StackedDrg32GiBV1_1,
+            comm_r: [1; 32],
+            comm_d: [1; 32],
+            seed: [1; 32],
+            ticket: [1; 32],
+            circuits: Arc::new(Count(partitions)),
+        };
+        Arc::new(Job::new(id, None, priority, [0; 32], id, inputs, srs.clone(), Duration::ZERO, Instant::now()))
+    }
+
+    #[test]
+    fn priority_then_age_then_partition_order() {
+        use group::prime::PrimeCurveAffine;
+        let g1 = blstrs::G1Affine::generator();
+        let g2 = blstrs::G2Affine::generator();
+        let params = bellperson::groth16::Parameters::<blstrs::Bls12> {
+            vk: bellperson::groth16::VerifyingKey {
+                alpha_g1: g1,
+                beta_g1: g1,
+                beta_g2: g2,
+                gamma_g2: g2,
+                delta_g1: g1,
+                delta_g2: g2,
+                ic: vec![g1],
+            },
+            h: Arc::new(vec![]),
+            l: Arc::new(vec![]),
+            a: Arc::new(vec![]),
+            b_g1: Arc::new(vec![]),
+            b_g2: Arc::new(vec![]),
+        };
+        let srs = Arc::new(Srs::from_parameters(RegisteredSealProof::StackedDrg32GiBV1_1, params));
+        let q = WorkQueue::default();
+        q.push_job(&job(1, 0, 3, &srs));
+        q.push_job(&job(2, 5, 2, &srs));
+        q.push_job(&job(3, 0, 1, &srs));
+        let order: Vec<(u64, usize)> = (0..6).map(|_| q.pop().map(|(w, _)| (w.job.id, w.partition)).unwrap()).collect();
+        assert_eq!(order, [(2, 0), (2, 1), (1, 0), (1, 1), (1, 2), (3, 0)]);
+        q.close();
+        assert!(q.pop().is_none(), "a closed, empty queue ends the workers");
+    }
+}
