@@ -3,56 +3,13 @@
 //! all-one witness regions, a single constraint, and several public inputs.
 
 use bellperson::groth16::{create_proof_batch, generate_random_parameters, prepare_verifying_key, verify_proof};
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use cuzk::prover::{Backend, CpuBackend};
 use cuzk::registry::RegisteredSealProof;
 use cuzk::srs::Srs;
-use cuzk::synth::{Assignment, SizeHint};
+use cuzk::synth::{Assignment, SizeHint, Toy};
 use ff::{Field, PrimeField};
 use rand::SeedableRng;
-
-/// x_{i+1} = x_i^2 + pattern, with bits and zeros mixed in like a PoRep witness.
-#[derive(Clone)]
-struct Toy {
-    constraints: usize,
-    inputs: usize,
-    mode: u8,
-}
-
-impl Circuit<Scalar> for Toy {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut inputs = Vec::new();
-        for i in 0..self.inputs {
-            let v = Scalar::from(i as u64 + 3);
-            inputs.push((cs.alloc_input(|| "in", || Ok(v))?, v));
-        }
-        let value = |i: usize| match self.mode {
-            0 => Scalar::ZERO,
-            1 => Scalar::ONE,
-            _ => match i % 7 {
-                0 | 1 | 2 => Scalar::ZERO,
-                3 | 4 => Scalar::ONE,
-                _ => Scalar::from(i as u64 * 0x9e37_79b9 + 1),
-            },
-        };
-        let (mut prev, mut pv) = inputs.first().copied().unwrap_or_else(|| {
-            let v = value(0);
-            (cs.alloc(|| "x0", || Ok(v)).unwrap(), v)
-        });
-        for i in 0..self.constraints {
-            let b = value(i + 1);
-            let bv = cs.alloc(|| "b", || Ok(b))?;
-            let out = pv * pv + b;
-            let ov = cs.alloc(|| "o", || Ok(out))?;
-            // prev * prev = out - b
-            cs.enforce(|| "sq", |lc| lc + prev, |lc| lc + prev, |lc| lc + ov - bv);
-            prev = ov;
-            pv = out;
-        }
-        Ok(())
-    }
-}
 
 fn check(c: Toy, seed: u64) {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);

@@ -2,10 +2,12 @@
 //! [`Assignment`]s.
 
 mod assignment;
+mod toy;
 
 use std::sync::Arc;
 
 pub use assignment::{Assignment, SizeHint};
+pub use toy::Toy;
 
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
 use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
