@@ -14,7 +14,7 @@ demo:
 	$(CARGO) run --release --bin cuzk-demo
 
 ## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
-test: test-rust $(if $(wildcard mk/examples.mk),test-examples)
+test: test-rust test-examples
 
 .PHONY: test-rust
 test-rust:
@@ -46,4 +46,4 @@ clean-fixtures:
 	rm -rf $(CUZK_FIXTURES_DIR)
 
 # Examples, Go bindings and packaging (install, pkg-config) live in their own makefile.
--include mk/examples.mk
+include mk/examples.mk
