@@ -74,6 +74,14 @@ macro_rules! err {
     };
 }
 
+/// The message of a caught panic payload.
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// Attach a status to foreign errors (anyhow, io, serde...).
 pub trait ResultExt<T> {
     fn status(self, status: Status, what: &str) -> Result<T>;

@@ -94,9 +94,7 @@ fn real_2kib_partition_byte_identical() {
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
     let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
-    let p = &srs.params;
-    let hint = SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() };
-    let asg = inputs.circuits.synthesize(0, hint).unwrap();
+    let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     check(&gpu, "2 KiB partition 0", &srs, asg, true, 7);
 }
 

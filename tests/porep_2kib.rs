@@ -12,7 +12,6 @@ use cuzk::error::Status;
 use cuzk::ffi::*;
 use cuzk::prover::{Backend, CpuBackend};
 use cuzk::srs::{Srs, Validation};
-use cuzk::synth::SizeHint;
 use ff::Field;
 use rand::SeedableRng;
 
@@ -140,8 +139,7 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
 
     let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
-    let hint = SizeHint { constraints: srs.params.h.len() + 1, inputs: srs.params.vk.ic.len(), aux: srs.params.l.len() };
-    let asg = inputs.circuits.synthesize(0, hint).unwrap();
+    let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     let ours = CpuBackend.prove(&srs, asg, r, s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();

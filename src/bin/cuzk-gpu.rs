@@ -162,10 +162,8 @@ mod gpu {
     fn load_2kib(f: &Fixture) -> cuzk::error::Result<(Srs, Assignment, f64)> {
         let srs = Srs::load(PROOF, &f.params, Validation::None)?;
         let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
-        let p = &srs.params;
-        let hint = SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() };
         let t = Instant::now();
-        let asg = inputs.circuits.synthesize(0, hint)?;
+        let asg = inputs.circuits.synthesize(0, srs.size_hint())?;
         Ok((srs, asg, t.elapsed().as_secs_f64()))
     }
 

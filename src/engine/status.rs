@@ -39,15 +39,18 @@ pub fn timings_json(t: &JobTimings) -> Value {
     })
 }
 
+/// Remembered jobs per state, indexed by `JobState as usize`.
+fn jobs_by_state(engine: &Engine) -> [u64; 5] {
+    let mut by_state = [0u64; 5];
+    for j in engine.shared.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
+        by_state[j.state() as usize] += 1;
+    }
+    by_state
+}
+
 pub(super) fn status_json(engine: &Engine) -> String {
     let sh = &engine.shared;
-    let mut by_state = [0u64; 5];
-    {
-        let t = sh.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        for j in t.by_id.values() {
-            by_state[j.state() as usize] += 1;
-        }
-    }
+    let by_state = jobs_by_state(engine);
     let srs: Vec<Value> = sh
         .srs
         .all()
@@ -99,10 +102,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
 pub(super) fn metrics_text(engine: &Engine) -> String {
     use std::fmt::Write;
     let sh = &engine.shared;
-    let mut by_state = [0u64; 5];
-    for j in sh.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
-        by_state[j.state() as usize] += 1;
-    }
+    let by_state = jobs_by_state(engine);
     let mut o = String::new();
     let _ = writeln!(o, "# HELP cuzk_jobs Jobs currently remembered, by state.\n# TYPE cuzk_jobs gauge");
     for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {

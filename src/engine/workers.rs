@@ -13,7 +13,7 @@ use ff::Field;
 use super::job::{Job, JobResult, JobState};
 use super::Shared;
 use crate::error::{Error, Result};
-use crate::synth::{Assignment, SizeHint};
+use crate::synth::Assignment;
 use crate::verify::SealStatement;
 
 pub(crate) struct Synthesized {
@@ -36,16 +36,9 @@ pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>
     Ok(threads)
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 /// Run a stage, turning a panic into an error.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(err!(Internal, "panic during {what}: {}", panic_message(p))))
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(err!(Internal, "panic during {what}: {}", crate::error::panic_message(p))))
 }
 
 fn fail(shared: &Shared, job: &Job, e: Error) {
@@ -57,11 +50,6 @@ fn fail(shared: &Shared, job: &Job, e: Error) {
     if ended {
         shared.count_final(JobState::Failed);
     }
-}
-
-fn size_hint(job: &Job) -> SizeHint {
-    let p = &job.srs.params;
-    SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() }
 }
 
 fn synth_loop(shared: &Shared, tx: super::ProveSender) {
@@ -81,7 +69,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             }
         });
         let t = Instant::now();
-        let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, size_hint(&job)));
+        let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, job.srs.size_hint()));
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
         log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);

@@ -7,19 +7,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use super::error::cuzk_error;
 use crate::error::{Error, Result, Status};
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 /// Run `f`; map its error (or a panic) to a status, storing the message in `*err`.
 pub fn guard(err: *mut *mut cuzk_error, f: impl FnOnce() -> Result<()>) -> Status {
     let e = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => return Status::Ok,
         Ok(Err(e)) => e,
-        Err(p) => Error::new(Status::Panic, format!("internal panic (a bug in cuzk): {}", panic_message(p))),
+        Err(p) => Error::new(Status::Panic, format!("internal panic (a bug in cuzk): {}", crate::error::panic_message(p))),
     };
     let status = e.status;
     if !err.is_null() {

@@ -46,6 +46,12 @@ impl Srs {
         }
     }
 
+    /// Capacity hints for synthesizing a circuit proved against this SRS.
+    pub fn size_hint(&self) -> crate::synth::SizeHint {
+        let p = &self.params;
+        crate::synth::SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() }
+    }
+
     /// Read and decode `path` as the SRS of `proof`.
     pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
         let start = Instant::now();
