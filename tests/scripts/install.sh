@@ -34,7 +34,8 @@ log "C example, AddressSanitizer, shared library"
 # shellcheck disable=SC2046
 "$CC" "${CFLAGS_STRICT[@]}" -fsanitize=address -fno-omit-frame-pointer $(pkg-config --cflags cuzk) \
     "$SRC" -o "$BIN/prove-asan" $(pkg-config --libs cuzk)
-ldd "$BIN/prove-asan" | grep -q "libcuzk.so => $PREFIX/lib/libcuzk.so" || { ldd "$BIN/prove-asan"; fail "prove-asan does not load the installed libcuzk.so"; }
+libs=$(loaded_libs "$BIN/prove-asan")
+[[ $libs == *"libcuzk.so => $PREFIX/lib/libcuzk.so "* ]] || { echo "$libs"; fail "prove-asan does not load the installed libcuzk.so"; }
 
 log "C example, static library (pkg-config --static)"
 # -l:libcuzk.a picks the archive although libcuzk.so sits next to it; everything else it needs
@@ -42,14 +43,16 @@ log "C example, static library (pkg-config --static)"
 # shellcheck disable=SC2046
 "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags cuzk) "$SRC" -o "$BIN/prove-static" \
     $(pkg-config --static --libs cuzk | sed 's/-lcuzk\b/-l:libcuzk.a/')
-if ldd "$BIN/prove-static" | grep -q libcuzk; then fail "prove-static links libcuzk dynamically"; fi
+libs=$(loaded_libs "$BIN/prove-static")
+if [[ $libs == *libcuzk* ]]; then echo "$libs"; fail "prove-static links libcuzk dynamically"; fi
 set +e; "$BIN/prove-static" >/dev/null 2>&1; rc=$?; set -e
 [[ $rc -eq 2 ]] || fail "prove-static without arguments: exit $rc, want 2 (usage)"
 
 log "Go module and Go example against the installed copy"
 (cd "$REPO/go-bindings" && "$GO" vet ./... && "$GO" build ./...)
 (cd "$REPO/examples/go" && "$GO" vet ./... && "$GO" build -o "$BIN/prove-go" ./prove)
-ldd "$BIN/prove-go" | grep -q "libcuzk.so => $PREFIX/lib/libcuzk.so" || { ldd "$BIN/prove-go"; fail "prove-go does not load the installed libcuzk.so"; }
+libs=$(loaded_libs "$BIN/prove-go")
+[[ $libs == *"libcuzk.so => $PREFIX/lib/libcuzk.so "* ]] || { echo "$libs"; fail "prove-go does not load the installed libcuzk.so"; }
 
 log "Go module against the build tree (tag cuzk_buildtree, no pkg-config): link and check the ABI"
 (

@@ -13,6 +13,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${GO:=go}"
 export CARGO_TARGET_DIR CUZK_FIXTURES_DIR CUZK_FIXTURE_BIN
 
+# The loader's answer for a binary, read whole: `ldd x | grep -q` under pipefail fails at
+# random when grep exits early and ldd dies of SIGPIPE.
+loaded_libs() { local out; out=$(ldd "$1") || fail "ldd $1 failed"; printf '%s\n' "$out"; }
+
 log() { printf '\n== %s\n' "$*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
