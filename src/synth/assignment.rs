@@ -44,13 +44,24 @@ impl Assignment {
     /// Synthesize `circuit` the way bellperson's prover does: the ONE input first, the circuit,
     /// then one `input * 1 = 0`-style constraint per public input (`input * 0 = 0` in A only).
     pub fn synthesize<C: bellperson::Circuit<Scalar>>(circuit: C, hint: SizeHint) -> Result<Self, SynthesisError> {
+        let mut cs = Assignment::begin(hint)?;
+        circuit.synthesize(&mut cs)?;
+        Ok(cs.end())
+    }
+
+    /// A constraint system holding bellperson's ONE input, ready for a circuit.
+    pub(crate) fn begin(hint: SizeHint) -> Result<Self, SynthesisError> {
         let mut cs = Assignment::with_hint(hint);
         cs.alloc_input(|| "", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut cs)?;
-        for i in 0..cs.input.len() {
-            cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
-        }
         Ok(cs)
+    }
+
+    /// Close a circuit's synthesis with bellperson's per-input constraints.
+    pub(crate) fn end(mut self) -> Self {
+        for i in 0..self.input.len() {
+            self.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+        }
+        self
     }
 
     pub fn num_constraints(&self) -> usize {
@@ -64,33 +75,69 @@ impl Assignment {
     }
 }
 
-/// Evaluate `lc`, marking the variables with non-zero coefficients in the density trackers
+/// Which query a linear combination feeds: A and B mark densities, C does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Query {
+    A,
+    B,
+    C,
+}
+
+/// Where a constraint system reads variable values and marks densities: the root
+/// [`Assignment`], or a [`super::fork::Fork`] that continues one on another thread.
+pub(super) trait Frame {
+    fn input(&self, i: usize) -> Scalar;
+    fn aux(&self, i: usize) -> Scalar;
+    /// Record that input `i` has a non-zero coefficient in query `q` (A or B).
+    fn mark_input(&mut self, q: Query, i: usize);
+    fn mark_aux(&mut self, q: Query, i: usize);
+}
+
+/// Evaluate `lc`, marking the variables with non-zero coefficients in the densities of `q`
 /// (the same rule the parameter generator used to decide which query points exist).
-fn eval(
-    lc: &LinearCombination<Scalar>,
-    mut input_density: Option<&mut DensityTracker>,
-    mut aux_density: Option<&mut DensityTracker>,
-    input: &[Scalar],
-    aux: &[Scalar],
-) -> Scalar {
+pub(super) fn eval<F: Frame>(lc: &LinearCombination<Scalar>, f: &mut F, q: Query) -> Scalar {
     let mut acc = Scalar::ZERO;
     for (&i, coeff) in lc.iter_inputs() {
         if !bool::from(coeff.is_zero()) {
-            acc += if *coeff == Scalar::ONE { input[i] } else { input[i] * coeff };
-            if let Some(d) = input_density.as_deref_mut() {
-                d.inc(i);
+            let v = f.input(i);
+            acc += if *coeff == Scalar::ONE { v } else { v * coeff };
+            if q != Query::C {
+                f.mark_input(q, i);
             }
         }
     }
     for (&i, coeff) in lc.iter_aux() {
         if !bool::from(coeff.is_zero()) {
-            acc += if *coeff == Scalar::ONE { aux[i] } else { aux[i] * coeff };
-            if let Some(d) = aux_density.as_deref_mut() {
-                d.inc(i);
+            let v = f.aux(i);
+            acc += if *coeff == Scalar::ONE { v } else { v * coeff };
+            if q != Query::C {
+                f.mark_aux(q, i);
             }
         }
     }
     acc
+}
+
+impl Frame for Assignment {
+    fn input(&self, i: usize) -> Scalar {
+        self.input[i]
+    }
+    fn aux(&self, i: usize) -> Scalar {
+        self.aux[i]
+    }
+    fn mark_input(&mut self, q: Query, i: usize) {
+        // Inputs have full A density (every input gets an `input * 0 = 0` constraint).
+        if q == Query::B {
+            self.b_input_density.inc(i);
+        }
+    }
+    fn mark_aux(&mut self, q: Query, i: usize) {
+        match q {
+            Query::A => self.a_aux_density.inc(i),
+            Query::B => self.b_aux_density.inc(i),
+            Query::C => {}
+        }
+    }
 }
 
 impl ConstraintSystem<Scalar> for Assignment {
@@ -132,10 +179,9 @@ impl ConstraintSystem<Scalar> for Assignment {
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
         let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
-        // Inputs have full A density (every input gets an `input * 0 = 0` constraint).
-        let av = eval(&la, None, Some(&mut self.a_aux_density), &self.input, &self.aux);
-        let bv = eval(&lb, Some(&mut self.b_input_density), Some(&mut self.b_aux_density), &self.input, &self.aux);
-        let cv = eval(&lc, None, None, &self.input, &self.aux);
+        let av = eval(&la, self, Query::A);
+        let bv = eval(&lb, self, Query::B);
+        let cv = eval(&lc, self, Query::C);
         self.a.push(av);
         self.b.push(bv);
         self.c.push(cv);

@@ -2,6 +2,8 @@
 //! [`Assignment`]s.
 
 mod assignment;
+mod challenges;
+mod fork;
 mod toy;
 
 use std::sync::Arc;
@@ -31,8 +33,16 @@ pub struct SealJobInputs {
 /// The partition circuits of one sector, type-erased over the Merkle tree shape.
 pub trait PartitionCircuits: Send + Sync {
     fn partitions(&self) -> usize;
-    /// Build and synthesize partition `k`.
+    /// Build and synthesize partition `k` (its independent sub-circuits on all threads).
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment>;
+
+    /// Partition `k` through upstream's own circuit on one thread — what [`Self::synthesize`]
+    /// must equal exactly (tests and benchmarks only; circuits without a parallel path keep
+    /// this default).
+    #[doc(hidden)]
+    fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        self.synthesize(k, hint)
+    }
 
     /// Prove partition `k` with bellperson's own `create_proof_batch` — the reference every
     /// backend must match byte for byte (tests and benchmarks only).
@@ -138,6 +148,12 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        challenges::synthesize(&self.public_inputs, proofs, hint)
+            .status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
         let circuit = self.circuit(k)?;
         Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }

@@ -1,0 +1,81 @@
+//! StackedDrg partition synthesis with the challenges on all threads.
+//!
+//! Mirrors `storage_proofs_porep::stacked::StackedCircuit::synthesize` (19.x): the shared
+//! prefix (replica id, comm_d, comm_r, comm_r_last, comm_c and `comm_r = H(comm_c, comm_r_last)`)
+//! is synthesized once, then each challenge's sub-circuit — independent of the others, reading
+//! only the prefix's variables — on its own [`Fork`], and the forks are absorbed in challenge
+//! order. The result equals sequential synthesis exactly (tested against upstream's circuit in
+//! `tests/parallel_synthesis.rs`). A 2 KiB partition has 2 challenges, a 32 GiB one 18.
+
+use bellperson::gadgets::num::AllocatedNum;
+use bellperson::{ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use filecoin_hashers::{HashFunction, Hasher};
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
+use rayon::prelude::*;
+use storage_proofs_core::gadgets::constraint;
+use storage_proofs_core::util::reverse_bit_numbering;
+use storage_proofs_porep::stacked::{self, StackedCircuit};
+
+use super::fork::{Fork, Forked};
+use super::{Assignment, SizeHint};
+
+type ReplicaDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+
+pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait>(
+    public_inputs: &stacked::PublicInputs<ReplicaDomain<Tree>, DefaultPieceDomain>,
+    vanilla: &[VanillaSealProof<Tree>],
+    hint: SizeHint,
+) -> Result<Assignment, SynthesisError> {
+    let (Some(first), Some(tau)) = (vanilla.first(), public_inputs.tau.as_ref()) else {
+        return Err(SynthesisError::AssignmentMissing);
+    };
+    let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
+    if vanilla.iter().any(|p| p.comm_r_last() != comm_r_last || p.comm_c() != comm_c) {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    // The per-challenge circuit type is private to storage-proofs; its public `synthesize`
+    // fixes the element type of this vector.
+    let proofs = challenge_type(
+        |p| drop(StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(Assignment::new(), None, None, None, None, None, p)),
+        vanilla.iter().cloned().map(Into::into).collect(),
+    );
+
+    let mut cs = Assignment::begin(hint)?;
+    let num = |cs: &mut Assignment, name: &'static str, v: Scalar| AllocatedNum::alloc(cs.namespace(|| name), || Ok(v));
+
+    let replica_id_num = num(&mut cs, "replica_id", public_inputs.replica_id.into())?;
+    replica_id_num.inputize(cs.namespace(|| "replica_id_input"))?;
+    let replica_id_bits = reverse_bit_numbering(replica_id_num.to_bits_le(cs.namespace(|| "replica_id_bits"))?);
+    let comm_d_num = num(&mut cs, "comm_d", tau.comm_d.into())?;
+    comm_d_num.inputize(cs.namespace(|| "comm_d_input"))?;
+    let comm_r_num = num(&mut cs, "comm_r", tau.comm_r.into())?;
+    comm_r_num.inputize(cs.namespace(|| "comm_r_input"))?;
+    let comm_r_last_num = num(&mut cs, "comm_r_last", comm_r_last.into())?;
+    let comm_c_num = num(&mut cs, "comm_c", comm_c.into())?;
+    let hash_num = <<Tree::Hasher as Hasher>::Function as HashFunction<_>>::hash2_circuit(
+        cs.namespace(|| "H_comm_c_comm_r_last"),
+        &comm_c_num,
+        &comm_r_last_num,
+    )?;
+    constraint::equal(&mut cs, || "enforce comm_r = H(comm_c || comm_r_last)", &comm_r_num, &hash_num);
+
+    let forks: Vec<Forked> = proofs
+        .into_par_iter()
+        .map(|proof| {
+            let mut fork = Fork::new(&cs);
+            proof.synthesize(&mut fork, &comm_d_num, &comm_c_num, &comm_r_last_num, &replica_id_bits)?;
+            Ok(fork.finish())
+        })
+        .collect::<Result<_, SynthesisError>>()?;
+    for f in forks {
+        cs.absorb(f);
+    }
+    Ok(cs.end())
+}
+
+/// Returns `v`; `tie` is never called, it only names `P` for the type checker.
+fn challenge_type<P>(_tie: impl FnOnce(Vec<P>), v: Vec<P>) -> Vec<P> {
+    v
+}

@@ -1,0 +1,207 @@
+//! Synthesis of independent sub-circuits on several threads, with a result identical to
+//! synthesizing them one after the other.
+//!
+//! A [`Fork`] continues a parent [`Assignment`] (read-only: it may use the parent's variables)
+//! and records its own constraints and variables locally, numbered as if they came right after
+//! the parent's. Our constraint system keeps no linear combinations, only their values and the
+//! density bits, so putting forks back in order ([`Assignment::absorb`]) is concatenation plus
+//! the density bits the forks set on parent variables: the same vectors sequential synthesis
+//! produces, whichever fork finished first.
+
+use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bitvec::vec::BitVec;
+use blstrs::Scalar;
+use rayon::prelude::*;
+
+use super::assignment::{eval, Frame, Query};
+use super::Assignment;
+
+pub(crate) struct Fork<'p> {
+    parent: &'p Assignment,
+    local: Assignment,
+    touched: Touched,
+}
+
+/// Density bits a fork set on its parent's variables.
+struct Touched {
+    a_aux: BitVec,
+    b_aux: BitVec,
+    b_input: BitVec,
+}
+
+/// What a finished fork hands back to its parent.
+pub(crate) struct Forked {
+    base_input: usize,
+    base_aux: usize,
+    local: Assignment,
+    touched: Touched,
+}
+
+impl<'p> Fork<'p> {
+    pub fn new(parent: &'p Assignment) -> Self {
+        let (ni, na) = (parent.input.len(), parent.aux.len());
+        Fork {
+            parent,
+            local: Assignment::with_hint(Default::default()),
+            touched: Touched {
+                a_aux: BitVec::repeat(false, na),
+                b_aux: BitVec::repeat(false, na),
+                b_input: BitVec::repeat(false, ni),
+            },
+        }
+    }
+
+    pub fn finish(self) -> Forked {
+        Forked { base_input: self.parent.input.len(), base_aux: self.parent.aux.len(), local: self.local, touched: self.touched }
+    }
+}
+
+impl Frame for Fork<'_> {
+    fn input(&self, i: usize) -> Scalar {
+        let base = self.parent.input.len();
+        if i < base {
+            self.parent.input[i]
+        } else {
+            self.local.input[i - base]
+        }
+    }
+    fn aux(&self, i: usize) -> Scalar {
+        let base = self.parent.aux.len();
+        if i < base {
+            self.parent.aux[i]
+        } else {
+            self.local.aux[i - base]
+        }
+    }
+    fn mark_input(&mut self, q: Query, i: usize) {
+        let base = self.parent.input.len();
+        match (q, i < base) {
+            (Query::B, true) => self.touched.b_input.set(i, true),
+            (_, false) => self.local.mark_input(q, i - base),
+            _ => {}
+        }
+    }
+    fn mark_aux(&mut self, q: Query, i: usize) {
+        let base = self.parent.aux.len();
+        match (q, i < base) {
+            (Query::A, true) => self.touched.a_aux.set(i, true),
+            (Query::B, true) => self.touched.b_aux.set(i, true),
+            (_, false) => self.local.mark_aux(q, i - base),
+            _ => {}
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for Fork<'_> {
+    type Root = Self;
+
+    fn new() -> Self {
+        unreachable!("a Fork is made from its parent with Fork::new")
+    }
+
+    fn alloc<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = self.local.alloc(n, f)?;
+        Ok(Variable::new_unchecked(Index::Aux(self.parent.aux.len() + index_of(v))))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = self.local.alloc_input(n, f)?;
+        Ok(Variable::new_unchecked(Index::Input(self.parent.input.len() + index_of(v))))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
+        let av = eval(&la, self, Query::A);
+        let bv = eval(&lb, self, Query::B);
+        let cv = eval(&lc, self, Query::C);
+        self.local.a.push(av);
+        self.local.b.push(bv);
+        self.local.c.push(cv);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+fn index_of(v: Variable) -> usize {
+    match v.get_unchecked() {
+        Index::Input(i) | Index::Aux(i) => i,
+    }
+}
+
+impl Assignment {
+    /// Append a finished fork. Forks of one parent must be absorbed in the order sequential
+    /// synthesis would have produced them, and the parent must not have grown in between
+    /// except by absorbing its earlier forks.
+    pub(crate) fn absorb(&mut self, f: Forked) {
+        assert!(f.base_input <= self.input.len() && f.base_aux <= self.aux.len(), "fork absorbed into the wrong parent");
+        let Forked { local, touched, .. } = f;
+        for i in touched.a_aux.iter_ones() {
+            self.a_aux_density.inc(i);
+        }
+        for i in touched.b_aux.iter_ones() {
+            self.b_aux_density.inc(i);
+        }
+        for i in touched.b_input.iter_ones() {
+            self.b_input_density.inc(i);
+        }
+        for (mine, theirs) in [
+            (&mut self.a_aux_density, &local.a_aux_density),
+            (&mut self.b_aux_density, &local.b_aux_density),
+            (&mut self.b_input_density, &local.b_input_density),
+        ] {
+            mine.bv.extend_from_bitslice(&theirs.bv);
+            mine.total_density += theirs.total_density;
+        }
+        let Assignment { a, b, c, input, aux, .. } = local;
+        append(&mut self.input, input);
+        for (mine, theirs) in [(&mut self.a, a), (&mut self.b, b), (&mut self.c, c), (&mut self.aux, aux)] {
+            append(mine, theirs);
+        }
+    }
+}
+
+/// `dst.extend(src)`, copied by all threads (a 32 GiB partition moves ~17 GB here), and `src`
+/// freed on the thread pool rather than by the caller.
+fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
+    const CHUNK: usize = 1 << 16;
+    let (old, n) = (dst.len(), src.len());
+    dst.reserve(n);
+    dst.spare_capacity_mut()[..n].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+        for (d, s) in d.iter_mut().zip(s) {
+            d.write(*s);
+        }
+    });
+    // SAFETY: the n slots after `old` were written just above.
+    unsafe { dst.set_len(old + n) };
+    if n >= CHUNK {
+        rayon::spawn(move || drop(src));
+    }
+}
