@@ -49,6 +49,8 @@ type Config struct {
 	ParamsDir string
 	// SRSValidation: "none", "on_curve" (default) or "full".
 	SRSValidation string
+	// SRSCacheDir: directory of the decoded-SRS cache ("" = off); see the README.
+	SRSCacheDir string
 	// JobTTL: how long a finished job's result stays available; 0 = default (1 hour).
 	// Rounded up to whole seconds.
 	JobTTL time.Duration
@@ -64,6 +66,7 @@ type configJSON struct {
 	Verify           *bool  `json:"verify,omitempty"`
 	ParamsDir        string `json:"params_dir,omitempty"`
 	SRSValidation    string `json:"srs_validation,omitempty"`
+	SRSCacheDir      string `json:"srs_cache_dir,omitempty"`
 	JobTTLSecs       uint64 `json:"job_ttl_secs,omitempty"`
 	DrainOnFree      bool   `json:"drain_on_free,omitempty"`
 }
@@ -78,6 +81,7 @@ func (c Config) marshal() ([]byte, error) {
 		ProveQueueDepth:  c.ProveQueueDepth,
 		ParamsDir:        c.ParamsDir,
 		SRSValidation:    c.SRSValidation,
+		SRSCacheDir:      c.SRSCacheDir,
 		JobTTLSecs:       uint64((c.JobTTL + time.Second - 1) / time.Second),
 		DrainOnFree:      c.DrainOnClose,
 	}

@@ -141,7 +141,8 @@ void cuzk_string_free(char *s);
 // `config_json`: NULL or "" for defaults, else a JSON object with any of
 // `backend` ("auto" | "cpu" | "cuda"), `synthesis_workers` (0 = auto), `prove_queue_depth`,
 // `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
-// `job_ttl_secs`, `drain_on_free` (bool). Unknown keys are an error.
+// `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,
+// `drain_on_free` (bool). Unknown keys are an error.
 //
 // On success `*out` owns the new engine; free it with `cuzk_engine_free`.
 //

@@ -3,6 +3,9 @@
 //!   cuzk-bench p1 [--runs N]   2 KiB C2 warm latency: cuzk engine vs filecoin-proofs
 //!                              `seal_commit_phase2` (interleaved), plus SRS load vs the
 //!                              decode filecoin-proofs repeats on every proof (P1, P6).
+//!   cuzk-bench p6 [--runs N]   SRS only (P6): filecoin-proofs' per-proof decode vs cuzk's
+//!                              decode and cuzk's load from the decoded-SRS cache
+//!                              (interleaved; the cache in a temp dir, written once first).
 //!
 //! Fixtures come from the cache (`CUZK_FIXTURES_DIR`, default /var/tmp/cuzk-fixtures) and are
 //! generated when missing. Prints a JSON summary as the last line.
@@ -14,7 +17,7 @@ use blstrs::Bls12;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures;
 use cuzk::registry::RegisteredSealProof;
-use cuzk::srs::Validation;
+use cuzk::srs::{Srs, Validation};
 
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 
@@ -105,6 +108,50 @@ fn p1(runs: usize) {
     );
 }
 
+fn p6(runs: usize) {
+    let root = fixtures::default_root();
+    let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("cuzk-bench-srs-cache-{}", std::process::id()));
+    let first = Srs::load_with(PROOF, &params, Validation::OnCurve, Some(&dir)).expect("load");
+    first.wait_cache_write().expect("cache write");
+    let cache_bytes = std::fs::metadata(cuzk::srs::cache::path_for(&dir, &params)).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "machine: {cores} cores; {} ({} MiB); cache written ({} MiB); {runs} runs each, interleaved",
+        params.display(),
+        first.file_bytes >> 20,
+        cache_bytes >> 20
+    );
+    drop(first);
+    let (mut stock, mut decode, mut cached) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..runs {
+        let s = stock_decode(&params).as_secs_f64();
+        let d = Srs::load(PROOF, &params, Validation::OnCurve).expect("decode");
+        let c = Srs::load_with(PROOF, &params, Validation::OnCurve, Some(&dir)).expect("cached load");
+        assert!(c.from_cache, "the cache was not used");
+        assert!(c.params == d.params, "cached parameters differ from the decoded ones");
+        let (d, c) = (d.load_time.as_secs_f64(), c.load_time.as_secs_f64());
+        println!("run {i}: filecoin-proofs decode {s:.2}s, cuzk decode (on_curve) {d:.2}s, cuzk cached load {c:.2}s");
+        stock.push(s);
+        decode.push(d);
+        cached.push(c);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ms, md, mc) = (median(&stock), median(&decode), median(&cached));
+    println!(
+        "P6 SRS: filecoin-proofs per-proof decode {ms:.2}s; cuzk decode {md:.2}s (ratio {:.3}); cuzk cached load {mc:.2}s (ratio {:.3}, target <= 0.2)",
+        md / ms,
+        mc / ms
+    );
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "p6", "cores": cores, "runs": runs, "stock_decode_s": stock, "cuzk_decode_s": decode,
+            "cuzk_cached_s": cached, "decode_ratio": md / ms, "cached_ratio": mc / ms,
+        })
+    );
+}
+
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -116,8 +163,9 @@ fn main() {
         .unwrap_or(3);
     match args.first().map(String::as_str) {
         Some("p1") => p1(runs),
+        Some("p6") => p6(runs),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N]");
             std::process::exit(2);
         }
     }

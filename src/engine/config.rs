@@ -24,6 +24,10 @@ pub struct EngineConfig {
     pub params_dir: Option<PathBuf>,
     /// "none", "on_curve" (default) or "full"; see `srs::Validation`.
     pub srs_validation: String,
+    /// Directory of the decoded-SRS cache (`srs::cache`): later loads of a params file read
+    /// its decoded points from here instead of decoding. Off by default: a cache file is as
+    /// large as its params file.
+    pub srs_cache_dir: Option<PathBuf>,
     /// Seconds a finished job's result is kept for poll/wait before it is forgotten.
     pub job_ttl_secs: u64,
     /// On engine free: finish in-flight jobs (true) or cancel them (false).
@@ -39,6 +43,7 @@ impl Default for EngineConfig {
             verify: true,
             params_dir: None,
             srs_validation: "on_curve".into(),
+            srs_cache_dir: None,
             job_ttl_secs: 3600,
             drain_on_free: false,
         }
@@ -75,8 +80,8 @@ impl EngineConfig {
         self.params_dir.clone().unwrap_or_else(crate::registry::default_params_dir)
     }
 
-    /// Synthesis threads: explicit, else one per two cores (synthesis of one partition is
-    /// single-threaded; the prover wants the rest).
+    /// Partitions synthesized at once: explicit, else one per two cores. (Each partition's
+    /// challenges run on the shared thread pool; the prover wants its share of the cores.)
     pub fn synthesis_threads(&self) -> usize {
         if self.synthesis_workers > 0 {
             return self.synthesis_workers;

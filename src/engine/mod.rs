@@ -168,7 +168,8 @@ impl Engine {
                 path.display()
             ));
         }
-        self.shared.srs.load(proof, &path, self.shared.config.validation())
+        let config = &self.shared.config;
+        self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())
     }
 
     /// Forget the SRS of `proof`; its memory goes once running jobs finish. Ok(false): none loaded.

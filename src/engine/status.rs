@@ -63,6 +63,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "resident_bytes": s.resident_bytes,
                 "load_s": secs(s.load_time),
                 "validation": s.validation.name(),
+                "from_cache": s.from_cache,
             })
         })
         .collect();

@@ -1,12 +1,14 @@
 //! The SRS (Groth16 parameters) of each registered proof: decoded once, kept resident, shared
 //! by every job through an `Arc`, evicted only on request.
 
+pub mod cache;
 mod decode;
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey};
@@ -27,6 +29,10 @@ pub struct Srs {
     pub file_bytes: u64,
     pub load_time: Duration,
     pub validation: Validation,
+    /// Read from the decoded-SRS cache rather than decoded from the params file.
+    pub from_cache: bool,
+    /// The background write of the decoded-SRS cache, when this load started one.
+    cache_writer: Mutex<Option<JoinHandle<Result<()>>>>,
 }
 
 impl Srs {
@@ -43,6 +49,8 @@ impl Srs {
             file_bytes: 0,
             load_time: Duration::ZERO,
             validation: Validation::None,
+            from_cache: false,
+            cache_writer: Mutex::new(None),
         }
     }
 
@@ -54,28 +62,107 @@ impl Srs {
 
     /// Read and decode `path` as the SRS of `proof`.
     pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
+        Self::load_with(proof, path, validation, None)
+    }
+
+    /// As [`Srs::load`], through the decoded-SRS cache in `cache_dir` (see [`cache`]): a usable
+    /// cache is read instead of decoding `path`; otherwise `path` is decoded and the cache
+    /// written by a background thread ([`Srs::wait_cache_write`] waits for it).
+    pub fn load_with(
+        proof: RegisteredSealProof,
+        path: &Path,
+        validation: Validation,
+        cache_dir: Option<&Path>,
+    ) -> Result<Srs> {
         let start = Instant::now();
         let file = File::open(path).map_err(|e| {
             err!(SrsLoad, "cannot open params file {} for {}: {e}", path.display(), registry::name(proof))
         })?;
-        let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let meta = file
+            .metadata()
+            .map_err(|e| err!(SrsLoad, "cannot stat params file {}: {e}", path.display()))?;
+        let (file_bytes, source) = (meta.len(), cache::Source::of(&meta));
+        let cache_path = cache_dir.map(|d| cache::path_for(d, path));
+        if let Some((params, cached_with)) = cache_path.as_deref().and_then(|c| cache::load(c, source, validation)) {
+            return Ok(Self::assemble(proof, path, params, file_bytes, start, cached_with, true));
+        }
         // SAFETY: the map is read-only and dropped before we return; a concurrent truncation of
         // the file by another process is the one hazard, as with every mmap reader.
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| err!(SrsLoad, "cannot map params file {}: {e}", path.display()))?;
         let params = decode_params(&map, validation, path)?;
         drop(map);
+        let writer = match cache_path {
+            Some(c) => {
+                let copy = params.clone(); // the big vectors are shared, not copied
+                let spawned = std::thread::Builder::new()
+                    .name("cuzk-srs-cache".into())
+                    .spawn(move || {
+                        let t = Instant::now();
+                        let r = cache::store(&c, source, validation, &copy);
+                        match &r {
+                            Ok(()) => log::info!("wrote SRS cache {} in {:?}", c.display(), t.elapsed()),
+                            Err(e) => log::warn!("{}", e.message),
+                        }
+                        r
+                    });
+                match spawned {
+                    Ok(h) => Some(h),
+                    Err(e) => {
+                        log::warn!("not writing the SRS cache: cannot start its thread: {e}");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let srs = Self::assemble(proof, path, params, file_bytes, start, validation, false);
+        *srs.cache_writer.lock().unwrap_or_else(|e| e.into_inner()) = writer;
+        Ok(srs)
+    }
+
+    fn assemble(
+        proof: RegisteredSealProof,
+        path: &Path,
+        params: Parameters<Bls12>,
+        file_bytes: u64,
+        start: Instant,
+        validation: Validation,
+        from_cache: bool,
+    ) -> Srs {
         let resident_bytes = decode::resident_bytes(&params);
         let pvk = prepare_verifying_key(&params.vk);
         let load_time = start.elapsed();
         log::info!(
-            "loaded SRS for {} from {} in {:?} ({} MiB resident)",
+            "loaded SRS for {} from {}{} in {:?} ({} MiB resident)",
             registry::name(proof),
             path.display(),
+            if from_cache { " (decoded-SRS cache)" } else { "" },
             load_time,
             resident_bytes >> 20
         );
-        Ok(Srs { proof, path: path.to_owned(), params, pvk, resident_bytes, file_bytes, load_time, validation })
+        Srs {
+            proof,
+            path: path.to_owned(),
+            params,
+            pvk,
+            resident_bytes,
+            file_bytes,
+            load_time,
+            validation,
+            from_cache,
+            cache_writer: Mutex::new(None),
+        }
+    }
+
+    /// Wait for the background write of the decoded-SRS cache this load started, if any, and
+    /// return its outcome (a failed write only costs the next load a decode).
+    pub fn wait_cache_write(&self) -> Result<()> {
+        let h = self.cache_writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match h {
+            Some(h) => h.join().map_err(|_| err!(Internal, "the SRS cache writer panicked"))?,
+            None => Ok(()),
+        }
     }
 }
 
@@ -88,8 +175,15 @@ pub struct SrsManager {
 }
 
 impl SrsManager {
-    /// Load the SRS of `proof` from `path` unless the same file is already resident.
-    pub fn load(&self, proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Arc<Srs>> {
+    /// Load the SRS of `proof` from `path` (through the decoded-SRS cache in `cache_dir`, if
+    /// given) unless the same file is already resident.
+    pub fn load(
+        &self,
+        proof: RegisteredSealProof,
+        path: &Path,
+        validation: Validation,
+        cache_dir: Option<&Path>,
+    ) -> Result<Arc<Srs>> {
         let id = registry::circuit_identifier(proof)?;
         let _guard = self.loading.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = self.get_by_id(&id) {
@@ -97,7 +191,7 @@ impl SrsManager {
                 return Ok(s);
             }
         }
-        let srs = Arc::new(Srs::load(proof, path, validation)?);
+        let srs = Arc::new(Srs::load_with(proof, path, validation, cache_dir)?);
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
         Ok(srs)
     }

@@ -1,0 +1,387 @@
+//! Decoded-SRS cache (opt-in, engine config `srs_cache_dir`): the points of a decoded params file
+//! written once in their in-memory layout, so a later load (another process, a restart) is a
+//! read plus a checksum instead of a decode. A cache file is about as large as its params file,
+//! which is why nothing is cached unless a directory is configured.
+//!
+//! A cache is used only when everything matches: format version, this build's point layout
+//! (sizes and the bytes of the G1/G2 generators), the params file's length and mtime, a
+//! validation level at least the one asked for, and every section's CRC-32. Anything else —
+//! missing, stale, truncated, corrupt — falls back to decoding the params file (and rewriting the
+//! cache); a bad cache never fails a load.
+//!
+//! Layout: header (little-endian u64 fields, see [`Header`]), then vk (alpha_g1, beta_g1,
+//! beta_g2, gamma_g2, delta_g1, delta_g2), ic, h, l, a, b_g1, b_g2 as raw point memory.
+
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use bellperson::groth16::{Parameters, VerifyingKey};
+use blstrs::{Bls12, G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+use rayon::prelude::*;
+
+use super::Validation;
+use crate::error::Result;
+
+const MAGIC: [u8; 8] = *b"CUZKSRS\0";
+const VERSION: u64 = 1;
+const G1: usize = std::mem::size_of::<G1Affine>();
+const G2: usize = std::mem::size_of::<G2Affine>();
+/// Sections after the header: the vk block, then ic, h, l, a, b_g1, b_g2.
+const SECTIONS: usize = 7;
+const VK_BYTES: usize = 3 * G1 + 3 * G2; // alpha, beta, delta (G1); beta, gamma, delta (G2)
+const CHUNK: usize = 16 << 20;
+
+/// Where the cache of `params` lives in `dir`.
+pub fn path_for(dir: &Path, params: &Path) -> PathBuf {
+    let name = params.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "params".into());
+    dir.join(format!("{name}.cuzk-srs"))
+}
+
+/// What identifies the params file a cache was made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    len: u64,
+    mtime_ns: u64,
+}
+
+impl Source {
+    pub fn of(meta: &Metadata) -> Source {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        Source { len: meta.len(), mtime_ns }
+    }
+}
+
+struct Header {
+    source: Source,
+    validation: Validation,
+    counts: [u64; SECTIONS - 1],
+    crcs: [u32; SECTIONS],
+}
+
+// magic, version, g1 size, g2 size, source len, source mtime, validation, 6 counts, 7 crcs
+const FIELDS: usize = 13 + SECTIONS;
+const PROBE_BYTES: usize = G1 + G2;
+const HEADER_BYTES: usize = 8 * FIELDS + PROBE_BYTES;
+
+fn validation_code(v: Validation) -> u64 {
+    match v {
+        Validation::None => 0,
+        Validation::OnCurve => 1,
+        Validation::Full => 2,
+    }
+}
+
+fn validation_of(code: u64) -> Option<Validation> {
+    [Validation::None, Validation::OnCurve, Validation::Full].get(code as usize).copied()
+}
+
+/// The bytes of the generators: a build whose point memory differs (layout, Montgomery form)
+/// cannot read this build's caches.
+fn probe() -> Vec<u8> {
+    let mut p = Vec::with_capacity(PROBE_BYTES);
+    p.extend_from_slice(bytes_of(&[G1Affine::generator()]));
+    p.extend_from_slice(bytes_of(&[G2Affine::generator()]));
+    p
+}
+
+impl Header {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_BYTES);
+        out.extend_from_slice(&MAGIC);
+        let mut fields = vec![
+            VERSION,
+            G1 as u64,
+            G2 as u64,
+            self.source.len,
+            self.source.mtime_ns,
+            validation_code(self.validation),
+        ];
+        fields.extend_from_slice(&self.counts);
+        fields.extend(self.crcs.iter().map(|&c| c as u64));
+        for f in fields {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        out.extend_from_slice(&probe());
+        debug_assert_eq!(out.len(), HEADER_BYTES);
+        out
+    }
+
+    /// `Err(reason)` when the bytes are not a header this build can use.
+    fn decode(b: &[u8]) -> std::result::Result<Header, String> {
+        if b.len() < HEADER_BYTES || b[..8] != MAGIC {
+            return Err("not a cuzk SRS cache".into());
+        }
+        let f = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        if f(1) != VERSION {
+            return Err(format!("format version {} (this build reads {VERSION})", f(1)));
+        }
+        if f(2) != G1 as u64 || f(3) != G2 as u64 || b[8 * FIELDS..HEADER_BYTES] != probe()[..] {
+            return Err("written by a build with another point layout".into());
+        }
+        let validation = validation_of(f(6)).ok_or("unknown validation level")?;
+        let mut counts = [0u64; SECTIONS - 1];
+        for (k, c) in counts.iter_mut().enumerate() {
+            *c = f(7 + k);
+        }
+        let mut crcs = [0u32; SECTIONS];
+        for (k, c) in crcs.iter_mut().enumerate() {
+            *c = f(13 + k) as u32;
+        }
+        Ok(Header { source: Source { len: f(4), mtime_ns: f(5) }, validation, counts, crcs })
+    }
+
+    /// Byte length of each section; None when the counts cannot be real (corrupt header).
+    fn section_bytes(&self) -> Option<[usize; SECTIONS]> {
+        let c = self.counts;
+        let b = |n: u64, size: usize| usize::try_from(n).ok()?.checked_mul(size);
+        Some([VK_BYTES, b(c[0], G1)?, b(c[1], G1)?, b(c[2], G1)?, b(c[3], G1)?, b(c[4], G1)?, b(c[5], G2)?])
+    }
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: only instantiated with G1Affine / G2Affine: #[repr(transparent)] over blst's
+    // affine points, plain u64 limbs without padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// CRC-32 of `b`, computed on all threads in chunks and combined in order.
+fn crc(b: &[u8]) -> u32 {
+    let parts: Vec<crc32fast::Hasher> = b
+        .par_chunks(CHUNK)
+        .map(|c| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(c);
+            h
+        })
+        .collect();
+    let mut all = crc32fast::Hasher::new();
+    for p in &parts {
+        all.combine(p);
+    }
+    all.finalize()
+}
+
+/// Read `n` points of `T` at `offset`, in parallel chunks.
+fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    let len = n * std::mem::size_of::<T>();
+    {
+        // SAFETY: the capacity holds `len` bytes; they are only written here (u8 has no
+        // invalid values), and every bit pattern is a valid T (plain limbs, see bytes_of).
+        let buf = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) };
+        buf.par_chunks_mut(CHUNK)
+            .enumerate()
+            .try_for_each(|(i, c)| file.read_exact_at(c, offset + (i * CHUNK) as u64))?;
+    }
+    // SAFETY: all `len` bytes were read above.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
+/// The cached parameters of `params`, if a usable cache is there: `Ok(None)` says why not in
+/// the log (and the caller decodes the params file instead).
+pub fn load(cache: &Path, source: Source, want: Validation) -> Option<(Parameters<Bls12>, Validation)> {
+    match try_load(cache, source, want) {
+        Ok(p) => Some(p),
+        Err(why) => {
+            if cache.exists() {
+                log::warn!("SRS cache {} not used: {why}", cache.display());
+            } else {
+                log::info!("no SRS cache at {} yet", cache.display());
+            }
+            None
+        }
+    }
+}
+
+fn try_load(cache: &Path, source: Source, want: Validation) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
+    let file = File::open(cache).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len < HEADER_BYTES as u64 {
+        return Err(format!("not a cuzk SRS cache ({len} bytes)"));
+    }
+    let mut head = vec![0u8; HEADER_BYTES];
+    file.read_exact_at(&mut head, 0).map_err(|e| format!("reading the header: {e}"))?;
+    let h = Header::decode(&head)?;
+    if h.source != source {
+        return Err("the params file changed since the cache was written".into());
+    }
+    if validation_code(h.validation) < validation_code(want) {
+        return Err(format!("cached with validation {}, {} asked for", h.validation.name(), want.name()));
+    }
+    let sizes = h.section_bytes().ok_or("corrupt header (impossible section sizes)")?;
+    let total = sizes.iter().try_fold(HEADER_BYTES as u64, |t, &s| t.checked_add(s as u64)).unwrap_or(u64::MAX);
+    if len != total {
+        return Err(format!("{len} bytes, the header describes {total}"));
+    }
+    let mut offsets = [0u64; SECTIONS];
+    let mut off = HEADER_BYTES as u64;
+    for (o, s) in offsets.iter_mut().zip(sizes) {
+        *o = off;
+        off += s as u64;
+    }
+    let c = h.counts.map(|c| c as usize);
+    let io = |e: std::io::Error| format!("reading: {e}");
+    let vk_g1: Vec<G1Affine> = read_points(&file, offsets[0], 3).map_err(io)?; // alpha, beta, delta (G1)
+    let vk_g2: Vec<G2Affine> = read_points(&file, offsets[0] + 3 * G1 as u64, 3).map_err(io)?; // beta, gamma, delta (G2)
+    let g1 = |k: usize| read_points::<G1Affine>(&file, offsets[k], c[k - 1]).map_err(io);
+    let (ic, h_, l, a, b_g1) = (g1(1)?, g1(2)?, g1(3)?, g1(4)?, g1(5)?);
+    let b_g2: Vec<G2Affine> = read_points(&file, offsets[6], c[5]).map_err(io)?;
+
+    let mut vk_bytes = Vec::with_capacity(VK_BYTES);
+    vk_bytes.extend_from_slice(bytes_of(&vk_g1));
+    vk_bytes.extend_from_slice(bytes_of(&vk_g2));
+    let got = [
+        crc(&vk_bytes),
+        crc(bytes_of(&ic)),
+        crc(bytes_of(&h_)),
+        crc(bytes_of(&l)),
+        crc(bytes_of(&a)),
+        crc(bytes_of(&b_g1)),
+        crc(bytes_of(&b_g2)),
+    ];
+    if got != h.crcs {
+        return Err("checksum mismatch (corrupt cache)".into());
+    }
+    let vk = VerifyingKey {
+        alpha_g1: vk_g1[0],
+        beta_g1: vk_g1[1],
+        delta_g1: vk_g1[2],
+        beta_g2: vk_g2[0],
+        gamma_g2: vk_g2[1],
+        delta_g2: vk_g2[2],
+        ic,
+    };
+    let params = Parameters {
+        vk,
+        h: Arc::new(h_),
+        l: Arc::new(l),
+        a: Arc::new(a),
+        b_g1: Arc::new(b_g1),
+        b_g2: Arc::new(b_g2),
+    };
+    Ok((params, h.validation))
+}
+
+/// Write the cache of `p` (decoded from a params file identified by `source` with `validation`)
+/// to `cache`: into `<cache>.partial` under an exclusive lock, then renamed into place, so a
+/// reader never sees half a file and two writers never interleave.
+pub fn store(cache: &Path, source: Source, validation: Validation, p: &Parameters<Bls12>) -> Result<()> {
+    let fail = |what: &str, e: std::io::Error| err!(Internal, "SRS cache {}: {what}: {e}", cache.display());
+    if let Some(dir) = cache.parent() {
+        fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
+    }
+    let partial = cache.with_extension("cuzk-srs.partial");
+    let file =
+        OpenOptions::new().write(true).create(true).truncate(false).open(&partial).map_err(|e| fail("opening", e))?;
+    // SAFETY: flock on a descriptor we own; released when `file` closes.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        log::info!("SRS cache {} is being written by another process", cache.display());
+        return Ok(());
+    }
+    file.set_len(0).map_err(|e| fail("truncating", e))?;
+
+    let vk = &p.vk;
+    let mut vk_bytes = Vec::with_capacity(VK_BYTES);
+    vk_bytes.extend_from_slice(bytes_of(&[vk.alpha_g1, vk.beta_g1, vk.delta_g1]));
+    vk_bytes.extend_from_slice(bytes_of(&[vk.beta_g2, vk.gamma_g2, vk.delta_g2]));
+    let sections: [&[u8]; SECTIONS] = [
+        &vk_bytes,
+        bytes_of(&vk.ic),
+        bytes_of(&p.h),
+        bytes_of(&p.l),
+        bytes_of(&p.a),
+        bytes_of(&p.b_g1),
+        bytes_of(&p.b_g2),
+    ];
+    let header = Header {
+        source,
+        validation,
+        counts: [vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()].map(|n| n as u64),
+        crcs: sections.map(crc),
+    };
+    let mut w = BufWriter::with_capacity(CHUNK, &file);
+    w.write_all(&header.encode()).map_err(|e| fail("writing", e))?;
+    for s in sections {
+        w.write_all(s).map_err(|e| fail("writing", e))?;
+    }
+    w.flush().map_err(|e| fail("writing", e))?;
+    drop(w);
+    file.sync_all().map_err(|e| fail("syncing", e))?;
+    fs::rename(&partial, cache).map_err(|e| fail("renaming into place", e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::Group;
+
+    fn params() -> Parameters<Bls12> {
+        let g1 = |k: u64| G1Affine::from(blstrs::G1Projective::generator() * blstrs::Scalar::from(k));
+        let g2 = |k: u64| G2Affine::from(blstrs::G2Projective::generator() * blstrs::Scalar::from(k));
+        Parameters {
+            vk: VerifyingKey {
+                alpha_g1: g1(2),
+                beta_g1: g1(3),
+                beta_g2: g2(4),
+                gamma_g2: g2(5),
+                delta_g1: g1(6),
+                delta_g2: g2(7),
+                ic: vec![g1(8), g1(9)],
+            },
+            h: Arc::new((10..20).map(g1).collect()),
+            l: Arc::new((20..25).map(g1).collect()),
+            a: Arc::new((25..32).map(g1).collect()),
+            b_g1: Arc::new((32..35).map(g1).collect()),
+            b_g2: Arc::new((35..38).map(g2).collect()),
+        }
+    }
+
+    fn refusal(cache: &Path, src: Source, want: Validation) -> String {
+        match try_load(cache, src, want) {
+            Ok(_) => panic!("cache {} accepted", cache.display()),
+            Err(why) => why,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_every_reason_to_refuse() {
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-cache-{}", std::process::id()));
+        let cache = path_for(&dir, Path::new("/x/v28-test.params"));
+        let src = Source { len: 1234, mtime_ns: 5678 };
+        let p = params();
+        store(&cache, src, Validation::OnCurve, &p).unwrap();
+        assert!(!cache.with_extension("cuzk-srs.partial").exists());
+
+        let (back, v) = load(&cache, src, Validation::OnCurve).expect("usable cache");
+        assert!(back == p, "parameters differ after the round trip");
+        assert_eq!(v, Validation::OnCurve);
+        assert!(load(&cache, src, Validation::None).is_some());
+
+        // Refused: a stronger validation, another source, corruption, truncation, garbage.
+        assert!(refusal(&cache, src, Validation::Full).contains("validation"));
+        assert!(refusal(&cache, Source { len: 1235, ..src }, Validation::None).contains("changed"));
+        let mut bytes = fs::read(&cache).unwrap();
+        let last = bytes.len() - 5;
+        bytes[last] ^= 1;
+        fs::write(&cache, &bytes).unwrap();
+        assert!(refusal(&cache, src, Validation::None).contains("checksum"));
+        fs::write(&cache, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(refusal(&cache, src, Validation::None).contains("bytes"));
+        fs::write(&cache, b"not a cache at all").unwrap();
+        assert!(refusal(&cache, src, Validation::None).contains("not a cuzk SRS cache"));
+        assert!(load(&dir.join("missing"), src, Validation::None).is_none());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
