@@ -7,7 +7,7 @@ CARGO_TARGET_DIR  ?= /var/tmp/cuzk-target
 CUZK_FIXTURES_DIR ?= /var/tmp/cuzk-fixtures
 export CARGO_TARGET_DIR CUZK_FIXTURES_DIR
 
-.PHONY: demo test header fixtures bench-p1 build clean-fixtures check-cuda
+.PHONY: demo test header fixtures bench-p1 bench-p6 bench-synth build clean-fixtures check-cuda
 
 ## Prove a real 2 KiB PoRep C2 (fixtures generated on first use) and print proof + timings.
 demo:
@@ -41,6 +41,14 @@ fixtures:
 ## P1/P6: 2 KiB warm latency vs filecoin-proofs seal_commit_phase2, SRS load vs stock decode.
 bench-p1:
 	$(CARGO) run --release --bin cuzk-bench -- p1 --runs $${RUNS:-3}
+
+## P6 alone: stock decode vs cuzk decode vs cuzk's decoded-SRS cache.
+bench-p6:
+	$(CARGO) run --release --bin cuzk-bench -- p6 --runs $${RUNS:-3}
+
+## One 2 KiB partition's synthesis: upstream sequential vs challenges on all threads.
+bench-synth:
+	$(CARGO) run --release --bin cuzk-bench -- synth --runs $${RUNS:-3}
 
 clean-fixtures:
 	rm -rf $(CUZK_FIXTURES_DIR)

@@ -6,6 +6,8 @@
 //!   cuzk-bench p6 [--runs N]   SRS only (P6): filecoin-proofs' per-proof decode vs cuzk's
 //!                              decode and cuzk's load from the decoded-SRS cache
 //!                              (interleaved; the cache in a temp dir, written once first).
+//!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
+//!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
 //!
 //! Fixtures come from the cache (`CUZK_FIXTURES_DIR`, default /var/tmp/cuzk-fixtures) and are
 //! generated when missing. Prints a JSON summary as the last line.
@@ -152,6 +154,35 @@ fn p6(runs: usize) {
     );
 }
 
+fn synth(runs: usize) {
+    let root = fixtures::default_root();
+    let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector");
+    let inputs = cuzk::synth::parse_c1(&sector.c1_json().expect("c1"), &sector.prover_id, sector.sector_id).expect("c1");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    println!("machine: {cores} cores; 2 KiB partition 0; {runs} runs each, interleaved");
+    let hint = cuzk::synth::SizeHint::default();
+    let (mut seq, mut par) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        let t = Instant::now();
+        let a = inputs.circuits.synthesize_sequential(0, hint).expect("sequential");
+        let s = t.elapsed().as_secs_f64();
+        drop(a);
+        let t = Instant::now();
+        let b = inputs.circuits.synthesize(0, hint).expect("parallel");
+        let p = t.elapsed().as_secs_f64();
+        println!("run {i}: sequential {s:.3}s, challenges in parallel {p:.3}s ({} constraints)", b.num_constraints());
+        drop(b);
+        seq.push(s);
+        par.push(p);
+    }
+    let (ms, mp) = (median(&seq), median(&par));
+    println!("synthesis: sequential median {ms:.3}s, parallel median {mp:.3}s, ratio {:.3}", mp / ms);
+    println!(
+        "{}",
+        serde_json::json!({"bench": "synth", "cores": cores, "runs": runs, "sequential_s": seq, "parallel_s": par, "ratio": mp / ms})
+    );
+}
+
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -164,8 +195,9 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("p1") => p1(runs),
         Some("p6") => p6(runs),
+        Some("synth") => synth(runs),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N]");
             std::process::exit(2);
         }
     }
