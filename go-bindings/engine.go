@@ -42,6 +42,9 @@ type Config struct {
 	SynthesisWorkers int
 	// ProveQueueDepth: synthesized partitions allowed to wait for the prover; 0 = default (1).
 	ProveQueueDepth int
+	// MemoryBudgetMiB: memory partitions may hold from synthesis until their buffers are
+	// freed; 0 = automatic (90 % of the memory available at start, less resident SRSes).
+	MemoryBudgetMiB uint64
 	// SkipVerify turns off verifying each proof before returning it (verified by default).
 	SkipVerify bool
 	// ParamsDir: where LoadSRS with an empty path looks for v28-*.params, and VerifySeal for
@@ -63,6 +66,7 @@ type configJSON struct {
 	Backend          string `json:"backend,omitempty"`
 	SynthesisWorkers int    `json:"synthesis_workers,omitempty"`
 	ProveQueueDepth  int    `json:"prove_queue_depth,omitempty"`
+	MemoryBudgetMiB  uint64 `json:"memory_budget_mib,omitempty"`
 	Verify           *bool  `json:"verify,omitempty"`
 	ParamsDir        string `json:"params_dir,omitempty"`
 	SRSValidation    string `json:"srs_validation,omitempty"`
@@ -79,6 +83,7 @@ func (c Config) marshal() ([]byte, error) {
 		Backend:          c.Backend,
 		SynthesisWorkers: c.SynthesisWorkers,
 		ProveQueueDepth:  c.ProveQueueDepth,
+		MemoryBudgetMiB:  c.MemoryBudgetMiB,
 		ParamsDir:        c.ParamsDir,
 		SRSValidation:    c.SRSValidation,
 		SRSCacheDir:      c.SRSCacheDir,

@@ -17,6 +17,10 @@ pub struct EngineConfig {
     pub synthesis_workers: usize,
     /// Synthesized partitions allowed to wait for the prover (bounds RAM).
     pub prove_queue_depth: usize,
+    /// MiB that partitions may hold from synthesis until their buffers are freed (see
+    /// `engine::memory`). 0 = automatic: 90 % of the memory available at engine start, less
+    /// the resident SRSes.
+    pub memory_budget_mib: u64,
     /// Verify every proof before returning it (filecoin-proofs always does).
     pub verify: bool,
     /// Where `srs_load` looks for `v28-*.params` when given no path.
@@ -40,6 +44,7 @@ impl Default for EngineConfig {
             backend: "auto".into(),
             synthesis_workers: 0,
             prove_queue_depth: 1,
+            memory_budget_mib: 0,
             verify: true,
             params_dir: None,
             srs_validation: "on_curve".into(),

@@ -9,6 +9,7 @@
 mod config;
 mod dealloc;
 mod job;
+mod memory;
 mod queue;
 mod status;
 mod workers;
@@ -75,6 +76,9 @@ pub(crate) struct Shared {
     queue: WorkQueue,
     counters: Counters,
     started: Instant,
+    memory: Arc<memory::MemoryBudget>,
+    /// Bytes partitions may hold before the SRSes are counted (u64::MAX: unlimited).
+    memory_base: u64,
 }
 
 impl Shared {
@@ -83,6 +87,16 @@ impl Shared {
         let _g = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         f(job);
         self.changed.notify_all();
+    }
+
+    /// Room for synthesized partitions now: the configured budget, or by default 90 % of the
+    /// memory available at engine start less the SRSes resident since.
+    fn memory_limit(&self) -> u64 {
+        if self.config.memory_budget_mib > 0 {
+            return self.memory_base;
+        }
+        let srs: u64 = self.srs.all().iter().map(|s| s.resident_bytes).sum();
+        self.memory_base.saturating_sub(srs)
     }
 
     fn count_final(&self, state: JobState) {
@@ -129,6 +143,10 @@ impl Engine {
         config.validate()?;
         let backend = select_backend(&config)?;
         let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
+        let memory_base = match config.memory_budget_mib {
+            0 => memory::mem_available().map_or(u64::MAX, |b| b / 10 * 9),
+            mib => mib.saturating_mul(1 << 20),
+        };
         let shared = Arc::new(Shared {
             config,
             backend,
@@ -139,6 +157,8 @@ impl Engine {
             queue: WorkQueue::default(),
             counters: Counters::default(),
             started: Instant::now(),
+            memory: memory::MemoryBudget::new(),
+            memory_base,
         });
         let threads = workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;
         log::info!("cuzk engine started: backend {}", shared.backend.name());

@@ -69,6 +69,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         .collect();
     let d = sh.dealloc.stats();
     let c = &sh.counters;
+    let mem = sh.memory.snapshot();
     json!({
         "version": crate::VERSION,
         "abi_version": crate::ABI_VERSION,
@@ -90,6 +91,13 @@ pub(super) fn status_json(engine: &Engine) -> String {
             "cancelled": c.cancelled.load(Ordering::Relaxed),
         },
         "srs": srs,
+        "memory": {
+            "budget_bytes": sh.memory_limit(),
+            "reserved_bytes": mem.reserved,
+            "peak_reserved_bytes": mem.peak,
+            "partitions_holding": mem.holders,
+            "synthesis_waiting": mem.waiting,
+        },
         "dealloc": {
             "pending_bytes": d.pending_bytes.load(Ordering::Relaxed),
             "freed_bytes": d.freed_bytes.load(Ordering::Relaxed),
@@ -121,6 +129,13 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     let d = sh.dealloc.stats();
     let _ = writeln!(o, "# HELP cuzk_dealloc_pending_bytes Bytes queued for the deallocator thread.\n# TYPE cuzk_dealloc_pending_bytes gauge");
     let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
+    let mem = sh.memory.snapshot();
+    let _ = writeln!(o, "# HELP cuzk_memory_reserved_bytes Bytes reserved by partitions between synthesis and freeing.\n# TYPE cuzk_memory_reserved_bytes gauge");
+    let _ = writeln!(o, "cuzk_memory_reserved_bytes {}", mem.reserved);
+    let _ = writeln!(o, "# HELP cuzk_memory_budget_bytes Bytes partitions may reserve now.\n# TYPE cuzk_memory_budget_bytes gauge");
+    let _ = writeln!(o, "cuzk_memory_budget_bytes {}", sh.memory_limit());
+    let _ = writeln!(o, "# HELP cuzk_synthesis_waiting_for_memory Synthesis workers waiting for room.\n# TYPE cuzk_synthesis_waiting_for_memory gauge");
+    let _ = writeln!(o, "cuzk_synthesis_waiting_for_memory {}", mem.waiting);
     let _ = writeln!(o, "# HELP cuzk_queued_partitions Partitions waiting for synthesis.\n# TYPE cuzk_queued_partitions gauge");
     let _ = writeln!(o, "cuzk_queued_partitions {}", sh.queue.len());
     o

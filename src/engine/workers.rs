@@ -5,12 +5,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 use ff::Field;
 
 use super::job::{Job, JobResult, JobState};
+use super::memory::Reservation;
 use super::Shared;
 use crate::error::{Error, Result};
 use crate::synth::Assignment;
@@ -20,6 +21,8 @@ pub(crate) struct Synthesized {
     job: Arc<Job>,
     partition: usize,
     assignment: Assignment,
+    /// Released once the deallocator has freed the partition's buffers.
+    memory: Reservation,
     ready_at: Instant,
 }
 
@@ -69,6 +72,15 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             }
         });
         let t = Instant::now();
+        let limit = || shared.memory_limit();
+        let Some(memory) = shared.memory.reserve(job.srs.partition_bytes(), &limit, &|| job.is_cancelled()) else {
+            continue; // cancelled while waiting for room
+        };
+        let waited = t.elapsed();
+        if waited > Duration::from_millis(1) {
+            job.lock().timings.phases.push("memory_wait", waited);
+        }
+        let t = Instant::now();
         let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, job.srs.size_hint()));
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
@@ -77,15 +89,15 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
             Ok(a) if job.is_cancelled() => {
                 let bytes = a.heap_bytes() as u64;
-                shared.dealloc.free(a, bytes);
+                shared.dealloc.free((a, memory), bytes);
             }
             Ok(assignment) => {
-                let s = Synthesized { job, partition: item.partition, assignment, ready_at: Instant::now() };
+                let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 if let Err(back) = tx.send(s) {
                     // Prover gone (shutdown): free and stop.
-                    let a = back.0.assignment;
+                    let Synthesized { assignment: a, memory, .. } = back.0;
                     let bytes = a.heap_bytes() as u64;
-                    shared.dealloc.free(a, bytes);
+                    shared.dealloc.free((a, memory), bytes);
                     return;
                 }
             }
@@ -95,10 +107,10 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
 
 fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
     for s in rx {
-        let Synthesized { job, partition, assignment, ready_at } = s;
+        let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
             let bytes = assignment.heap_bytes() as u64;
-            shared.dealloc.free(assignment, bytes);
+            shared.dealloc.free((assignment, memory), bytes);
             continue;
         }
         let waited = ready_at.elapsed();
@@ -114,6 +126,8 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
                 for (g, bytes) in pp.garbage {
                     shared.dealloc.free(g, bytes);
                 }
+                // After the buffers in the deallocator's FIFO: the room is given back once they are freed.
+                shared.dealloc.free(memory, 0);
                 let done = {
                     let mut g = job.lock();
                     g.timings.prove_queue += waited;

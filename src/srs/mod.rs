@@ -60,6 +60,15 @@ impl Srs {
         crate::synth::SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() }
     }
 
+    /// Memory one partition proved against this SRS holds from synthesis until its buffers are
+    /// freed: a, b, c at the domain size, the witness, and a quarter more for the prover's
+    /// working buffers and density bitmaps.
+    pub fn partition_bytes(&self) -> u64 {
+        let h = self.size_hint();
+        let scalars = 3 * h.constraints as u64 + h.aux as u64 + h.inputs as u64;
+        scalars * 32 / 4 * 5
+    }
+
     /// Read and decode `path` as the SRS of `proof`.
     pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
         Self::load_with(proof, path, validation, None)
