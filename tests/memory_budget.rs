@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
+use cuzk::engine::{Engine, EngineConfig, JobState};
 
 fn memory(engine: &Engine) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap();
@@ -32,18 +32,7 @@ fn partitions_wait_for_room_and_give_it_back() {
     assert!(one > 1 << 20, "a 2 KiB partition estimated at {one} bytes");
     assert_eq!(memory(&engine)["budget_bytes"].as_u64(), Some(1 << 20));
 
-    let submit = || {
-        engine
-            .submit(SubmitRequest {
-                c1_json: &f.c1,
-                sector_id: f.sector.sector_id,
-                prover_id: f.sector.prover_id,
-                priority: 0,
-                request_id: None,
-            })
-            .unwrap()
-    };
-    let ids = [submit(), submit()];
+    let ids = [common::submit(&engine, &f), common::submit(&engine, &f)];
     let mut waited = Duration::ZERO;
     for id in ids {
         let snap = engine.wait(id, None).unwrap();

@@ -6,7 +6,7 @@ mod common;
 
 use std::fs;
 
-use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
+use cuzk::engine::{Engine, EngineConfig, JobState};
 use cuzk::srs::cache;
 
 fn engine(f: &common::Fixture, cache_dir: &std::path::Path) -> Engine {
@@ -37,15 +37,7 @@ fn cached_srs_is_identical_and_proves() {
     assert!(second.status_json().contains("\"from_cache\":true"), "{}", second.status_json());
     drop(first);
 
-    let id = second
-        .submit(SubmitRequest {
-            c1_json: &f.c1,
-            sector_id: f.sector.sector_id,
-            prover_id: f.sector.prover_id,
-            priority: 0,
-            request_id: None,
-        })
-        .unwrap();
+    let id = common::submit(&second, &f);
     let snap = second.wait(id, None).unwrap();
     assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
     let proof = snap.result.unwrap().proof.clone();

@@ -118,6 +118,25 @@ pub(super) fn eval<F: Frame>(lc: &LinearCombination<Scalar>, f: &mut F, q: Query
     acc
 }
 
+/// One constraint's A, B and C values, densities marked through `f`.
+pub(super) fn constraint<F: Frame>(
+    f: &mut F,
+    a: impl FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    b: impl FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    c: impl FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+) -> [Scalar; 3] {
+    let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
+    [eval(&la, f, Query::A), eval(&lb, f, Query::B), eval(&lc, f, Query::C)]
+}
+
+impl Assignment {
+    pub(super) fn push_constraint(&mut self, [a, b, c]: [Scalar; 3]) {
+        self.a.push(a);
+        self.b.push(b);
+        self.c.push(c);
+    }
+}
+
 impl Frame for Assignment {
     fn input(&self, i: usize) -> Scalar {
         self.input[i]
@@ -178,13 +197,8 @@ impl ConstraintSystem<Scalar> for Assignment {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
-        let av = eval(&la, self, Query::A);
-        let bv = eval(&lb, self, Query::B);
-        let cv = eval(&lc, self, Query::C);
-        self.a.push(av);
-        self.b.push(bv);
-        self.c.push(cv);
+        let abc = constraint(self, a, b, c);
+        self.push_constraint(abc);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

@@ -13,7 +13,7 @@ use bitvec::vec::BitVec;
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use super::assignment::{eval, Frame, Query};
+use super::assignment::{constraint, Frame, Query};
 use super::Assignment;
 
 pub(crate) struct Fork<'p> {
@@ -127,13 +127,8 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
-        let av = eval(&la, self, Query::A);
-        let bv = eval(&lb, self, Query::B);
-        let cv = eval(&lc, self, Query::C);
-        self.local.a.push(av);
-        self.local.b.push(bv);
-        self.local.c.push(cv);
+        let abc = constraint(self, a, b, c);
+        self.local.push_constraint(abc);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

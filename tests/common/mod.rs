@@ -46,3 +46,16 @@ pub fn filecoin_verify(f: &Fixture, proof: &[u8]) -> bool {
     )
     .expect("filecoin-proofs verify_seal errored")
 }
+
+/// Submit the fixture's C2 to `engine` (priority 0, no request id).
+pub fn submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::engine::JobId {
+    engine
+        .submit(cuzk::engine::SubmitRequest {
+            c1_json: &f.c1,
+            sector_id: f.sector.sector_id,
+            prover_id: f.sector.prover_id,
+            priority: 0,
+            request_id: None,
+        })
+        .expect("submit")
+}
