@@ -28,6 +28,7 @@ build:
 check-cuda:
 	export CUDA_PATH="$${CUDA_PATH:-$$(scripts/install-cuda-toolchain.sh)}" && \
 	$(CARGO) build --release --features cuda --lib --bins && \
+	$(CARGO) test --release --features cuda --lib prover::cuda && \
 	$(CARGO) test --release --features cuda --test gpu_identity
 
 ## Regenerate include/cuzk.h from src/ffi.

@@ -595,7 +595,7 @@ mod tests {
 
             let w = Witness::copy_of(&asg);
             let q = classify_all(&w).unwrap();
-            let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
+            let h = crate::prover::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
             let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
             let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig_g1(bases[f], &q[f]).unwrap();
             let m = MsmSums {
