@@ -175,7 +175,7 @@ fn crc(b: &[u8]) -> u32 {
 fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<T>> {
     let mut v: Vec<T> = Vec::with_capacity(n);
     let len = n * std::mem::size_of::<T>();
-    crate::memory::prefer_huge_pages(v.as_mut_ptr().cast(), len);
+    crate::pages::prefer_huge_pages(v.as_mut_ptr().cast(), len);
     {
         // SAFETY: the capacity holds `len` bytes; they are only written here (u8 has no
         // invalid values), and every bit pattern is a valid T (plain limbs, see bytes_of).

@@ -1,4 +1,4 @@
-//! Host memory helpers.
+//! Host memory pages.
 
 /// Ask Linux for transparent huge pages on a large buffer about to be filled: a gigabyte in 4 KiB
 /// pages is 262,144 page faults, which on a virtual machine can cost more than the copy that
