@@ -225,3 +225,50 @@ impl SrsManager {
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellperson::groth16::VerifyingKey;
+    use blstrs::{G1Affine, G2Affine};
+    use group::prime::PrimeCurveAffine;
+
+    /// A cache directory that cannot be written costs the cache, never the load.
+    #[test]
+    fn unwritable_cache_dir_still_loads() {
+        let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
+        let p = Parameters::<Bls12> {
+            vk: VerifyingKey {
+                alpha_g1: g1,
+                beta_g1: g1,
+                beta_g2: g2,
+                gamma_g2: g2,
+                delta_g1: g1,
+                delta_g2: g2,
+                ic: vec![g1; 2],
+            },
+            h: Arc::new(vec![g1; 3]),
+            l: Arc::new(vec![g1; 2]),
+            a: Arc::new(vec![g1; 2]),
+            b_g1: Arc::new(vec![g1; 2]),
+            b_g2: Arc::new(vec![g2; 2]),
+        };
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-unwritable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let params = dir.join("tiny.params");
+        let mut bytes = Vec::new();
+        p.write(&mut bytes).unwrap();
+        std::fs::write(&params, &bytes).unwrap();
+        // A regular file where the cache directory should be: nothing can be created below it.
+        let not_a_dir = dir.join("cache-is-a-file");
+        std::fs::write(&not_a_dir, b"x").unwrap();
+
+        let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
+        let srs = Srs::load_with(proof, &params, Validation::OnCurve, Some(&not_a_dir)).expect("load");
+        assert!(!srs.from_cache);
+        assert!(srs.params == p);
+        let e = srs.wait_cache_write().expect_err("the cache write should fail");
+        assert!(e.message.contains("SRS cache"), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
