@@ -10,8 +10,10 @@ if [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ] && ! command -v nvcc >/dev/null
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/cuzk-target}
 cargo build --release --features cuda --bin cuzk-gpu
-mkdir -p .git/info .gpu-carry/fixtures
-grep -qx '/.gpu-carry/' .git/info/exclude 2>/dev/null || echo '/.gpu-carry/' >> .git/info/exclude
+# (git-path: .git is a file in a linked worktree)
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures
+grep -qx '/.gpu-carry/' "$exclude" 2>/dev/null || echo '/.gpu-carry/' >> "$exclude"
 strip -o .gpu-carry/cuzk-gpu "$CARGO_TARGET_DIR/release/cuzk-gpu"
 fix=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
 if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
