@@ -167,21 +167,17 @@ mod gpu {
         Ok((srs, asg, t.elapsed().as_secs_f64()))
     }
 
+    /// The fixture, then `load_2kib`; a failure is printed after `fail` ("" or "FAIL ").
+    fn fixture_2kib(fail: &str) -> Option<(Fixture, Srs, Assignment, f64)> {
+        let loaded = fixture().map_err(|e| format!("fixture: {e}")).and_then(|f| {
+            let (srs, asg, synth_s) = load_2kib(&f).map_err(|e| format!("2 KiB: {e}"))?;
+            Ok((f, srs, asg, synth_s))
+        });
+        loaded.map_err(|e| println!("{fail}{e}")).ok()
+    }
+
     fn stats_2kib() -> bool {
-        let f = match fixture() {
-            Ok(f) => f,
-            Err(e) => {
-                println!("fixture: {e}");
-                return false;
-            }
-        };
-        let (_srs, asg, synth_s) = match load_2kib(&f) {
-            Ok(x) => x,
-            Err(e) => {
-                println!("2 KiB: {e}");
-                return false;
-            }
-        };
+        let Some((_f, _srs, asg, synth_s)) = fixture_2kib("") else { return false };
         print_stats(&asg);
         println!("synthesis {synth_s:.2}s");
         true
@@ -326,20 +322,7 @@ mod gpu {
     }
 
     fn selftest_2kib(gpu: &CudaBackend) -> bool {
-        let f = match fixture() {
-            Ok(f) => f,
-            Err(e) => {
-                println!("FAIL 2 KiB fixture: {e}");
-                return false;
-            }
-        };
-        let (srs, asg, synth_s) = match load_2kib(&f) {
-            Ok(x) => x,
-            Err(e) => {
-                println!("FAIL 2 KiB load: {e}");
-                return false;
-            }
-        };
+        let Some((f, srs, asg, synth_s)) = fixture_2kib("FAIL ") else { return false };
         println!("2 KiB partition synthesized in {synth_s:.2}s");
         print_stats(&asg);
         let mut ok = compare(gpu, "2 KiB partition 0", &srs, asg, true, 7);
@@ -495,22 +478,8 @@ mod gpu {
         let runs: usize = arg(args, "--runs", 5);
         let cpu_runs: usize = arg(args, "--cpu-runs", 2);
         let Some(gpu) = backend() else { return true };
-        let f = match fixture() {
-            Ok(f) => f,
-            Err(e) => {
-                println!("fixture: {e}");
-                return false;
-            }
-        };
-        let t = Instant::now();
-        let (srs, asg, synth_s) = match load_2kib(&f) {
-            Ok(x) => x,
-            Err(e) => {
-                println!("2 KiB: {e}");
-                return false;
-            }
-        };
-        println!("SRS load + synthesis {:.2}s (synthesis {synth_s:.2}s)", t.elapsed().as_secs_f64());
+        let Some((_f, srs, asg, synth_s)) = fixture_2kib("") else { return false };
+        println!("SRS load {:.2}s, synthesis {synth_s:.2}s", srs.load_time.as_secs_f64());
         print_stats(&asg);
         let (r, s) = rs(3);
         let t = Instant::now();

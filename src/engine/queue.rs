@@ -123,25 +123,7 @@ mod tests {
 
     #[test]
     fn priority_then_age_then_partition_order() {
-        use group::prime::PrimeCurveAffine;
-        let g1 = blstrs::G1Affine::generator();
-        let g2 = blstrs::G2Affine::generator();
-        let params = bellperson::groth16::Parameters::<blstrs::Bls12> {
-            vk: bellperson::groth16::VerifyingKey {
-                alpha_g1: g1,
-                beta_g1: g1,
-                beta_g2: g2,
-                gamma_g2: g2,
-                delta_g1: g1,
-                delta_g2: g2,
-                ic: vec![g1],
-            },
-            h: Arc::new(vec![]),
-            l: Arc::new(vec![]),
-            a: Arc::new(vec![]),
-            b_g1: Arc::new(vec![]),
-            b_g2: Arc::new(vec![]),
-        };
+        let params = crate::srs::generator_parameters([1, 0, 0, 0, 0]);
         let srs = Arc::new(Srs::from_parameters(RegisteredSealProof::StackedDrg32GiBV1_1, params));
         let q = WorkQueue::default();
         q.push_job(&job(1, 0, 3, &srs));

@@ -267,24 +267,8 @@ mod tests {
     use group::Group;
 
     fn tiny_params() -> Vec<u8> {
-        let g1 = G1Affine::generator();
-        let g2 = G2Affine::generator();
-        let p = Parameters::<Bls12> {
-            vk: VerifyingKey {
-                alpha_g1: g1,
-                beta_g1: g1,
-                beta_g2: g2,
-                gamma_g2: g2,
-                delta_g1: g1,
-                delta_g2: g2,
-                ic: vec![g1; 2],
-            },
-            h: vec![(blstrs::G1Projective::generator().double()).into(); 3].into(),
-            l: vec![g1; 4].into(),
-            a: vec![g1; 5].into(),
-            b_g1: vec![g1; 2].into(),
-            b_g2: vec![g2; 2].into(),
-        };
+        let mut p = crate::srs::generator_parameters([2, 3, 4, 5, 2]);
+        p.h = vec![(blstrs::G1Projective::generator().double()).into(); 3].into();
         let mut out = Vec::new();
         p.write(&mut out).unwrap();
         out

@@ -226,33 +226,38 @@ impl SrsManager {
     }
 }
 
+/// Parameters made of generator points, with `counts` = (ic, h, l, a, b) points (tests).
+#[cfg(test)]
+pub(crate) fn generator_parameters(counts: [usize; 5]) -> Parameters<Bls12> {
+    use group::prime::PrimeCurveAffine;
+    let (g1, g2) = (blstrs::G1Affine::generator(), blstrs::G2Affine::generator());
+    let [ic, h, l, a, b] = counts;
+    Parameters {
+        vk: bellperson::groth16::VerifyingKey {
+            alpha_g1: g1,
+            beta_g1: g1,
+            beta_g2: g2,
+            gamma_g2: g2,
+            delta_g1: g1,
+            delta_g2: g2,
+            ic: vec![g1; ic],
+        },
+        h: Arc::new(vec![g1; h]),
+        l: Arc::new(vec![g1; l]),
+        a: Arc::new(vec![g1; a]),
+        b_g1: Arc::new(vec![g1; b]),
+        b_g2: Arc::new(vec![g2; b]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bellperson::groth16::VerifyingKey;
-    use blstrs::{G1Affine, G2Affine};
-    use group::prime::PrimeCurveAffine;
 
     /// A cache directory that cannot be written costs the cache, never the load.
     #[test]
     fn unwritable_cache_dir_still_loads() {
-        let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
-        let p = Parameters::<Bls12> {
-            vk: VerifyingKey {
-                alpha_g1: g1,
-                beta_g1: g1,
-                beta_g2: g2,
-                gamma_g2: g2,
-                delta_g1: g1,
-                delta_g2: g2,
-                ic: vec![g1; 2],
-            },
-            h: Arc::new(vec![g1; 3]),
-            l: Arc::new(vec![g1; 2]),
-            a: Arc::new(vec![g1; 2]),
-            b_g1: Arc::new(vec![g1; 2]),
-            b_g2: Arc::new(vec![g2; 2]),
-        };
+        let p = generator_parameters([2, 3, 2, 2, 2]);
         let dir = std::env::temp_dir().join(format!("cuzk-srs-unwritable-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let params = dir.join("tiny.params");
