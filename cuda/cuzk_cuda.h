@@ -53,16 +53,18 @@ typedef struct {
 enum {
     CUZK_CUDA_SKIP_MSM_H = 1,  /* do not run the H MSM (the caller does it from h_out) */
     CUZK_CUDA_B_G2 = 2,        /* also compute the B query over G2 (b_q's scalars, SRS b_g2) */
+    CUZK_CUDA_FOLD = 4,        /* fold the significant L and r·B_G1 scalars into the H MSM:
+                                  out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
+                                  (one Pippenger instead of three; the proof only needs that sum) */
 };
-
-/* cuzk_cuda_prove stages: the H stage reads a, b, c, constraints, lg_domain, z_inv, h_out and
- * flags bit SKIP_MSM_H; the sparse stage reads l, a_q, b_q and flags bit B_G2. The caller may
- * prepare the sparse inputs while the H stage runs, as long as both run on one workspace. */
+/* cuzk_cuda_prove stages: the H stage reads a, b, c, constraints, lg_domain, z_inv and h_out
+ * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
+ * SKIP_MSM_H) and the L, A, B queries from l, a_q, b_q, flags B_G2 and FOLD, and r. The caller
+ * may prepare the sparse inputs while the H stage runs; both stages run on one workspace, H first. */
 enum {
     CUZK_CUDA_STAGE_H = 1,
     CUZK_CUDA_STAGE_SPARSE = 2,
 };
-
 typedef struct {
     const void* a;            /* constraints scalars each */
     const void* b;
@@ -75,13 +77,14 @@ typedef struct {
     cuzk_cuda_sparse l;
     cuzk_cuda_sparse a_q;
     cuzk_cuda_sparse b_q;
+    uint64_t r[4];            /* the proof's r, Montgomery form (read with FOLD) */
 } cuzk_cuda_prove_in;
 
 enum {
-    CUZK_CUDA_PH_UPLOAD = 0,        /* a, b, c through pinned staging */
-    CUZK_CUDA_PH_NTT = 1,
+    CUZK_CUDA_PH_UPLOAD = 0,        /* a, b, c through pinned staging (copy stream) */
+    CUZK_CUDA_PH_NTT = 1,           /* last upload done → H ready: the NTT time not hidden */
     CUZK_CUDA_PH_H_DOWNLOAD = 2,
-    CUZK_CUDA_PH_MSM_H = 3,
+    CUZK_CUDA_PH_MSM_H = 3,         /* sparse stage; with FOLD it includes L and B_G1 sig */
     CUZK_CUDA_PH_BATCH_ADD = 4,     /* G1 ones of L, A, B */
     CUZK_CUDA_PH_GATHER = 5,
     CUZK_CUDA_PH_MSM_L = 6,
@@ -90,7 +93,7 @@ enum {
     CUZK_CUDA_PH_TOTAL_H = 9,       /* the H stage, first to last event */
     CUZK_CUDA_PH_UPLOAD_SPARSE = 10,
     CUZK_CUDA_PH_BATCH_ADD_G2 = 11,
-    CUZK_CUDA_PH_MSM_B_G2 = 12,
+    CUZK_CUDA_PH_MSM_B_G2 = 12,     /* gather + Pippenger, on a second host thread */
     CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the sparse stage, first to last event */
     CUZK_CUDA_NPHASES = 16,
 };
@@ -146,7 +149,7 @@ static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
 static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 224, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 256, "cuzk_cuda_prove_in size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
 #endif
 

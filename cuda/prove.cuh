@@ -8,7 +8,10 @@
 #define CUZK_CUDA_PROVE_CUH
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <initializer_list>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +37,18 @@ void cuzk_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_raw z_inv_raw, s
         x -= c[i];
         a[i] = x * z_inv;
     }
+#endif
+}
+
+// out[i] = in[i] · k (the significant B scalars times r, folded into the H MSM).
+__launch_bounds__(256) __global__
+void cuzk_scale(fr_t* out, const fr_t* in, fr_raw k_raw, size_t n)
+{
+#ifdef __CUDA_ARCH__
+    fr_t k;
+    memcpy(&k, &k_raw, sizeof(k));
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += (size_t)blockDim.x * gridDim.x)
+        out[i] = in[i] * k;
 #endif
 }
 
@@ -65,7 +80,15 @@ inline sppark_error invalid(const std::string& what)
 struct cuzk_cuda_workspace {
     const gpu_t& gpu;
     stream_t stream;
+    stream_t copy;   // a, b, c uploads, overlapping the NTTs on `stream`
+    stream_t side;   // the B_G2 query's gather, on its own host thread
     device_buffer<fr_t> abc;
+    size_t h_domain = 0;  // domain whose H coefficients abc holds (0: none)
+    // h bases followed by the gathered L and B_G1 bases of a folded H MSM. The h part is copied
+    // from the SRS only when the SRS (or the domain) changes.
+    device_buffer<affine_t> hcat;
+    uint64_t hcat_srs = 0;
+    size_t hcat_n = 0;
     device_buffer<uint32_t> bitmaps;
     device_buffer<uint32_t> sig_idx;
     device_buffer<fr_t> sig_scalars;
@@ -81,7 +104,7 @@ struct cuzk_cuda_workspace {
     static const int NEVENTS = 32;
     timing_event ev[NEVENTS];
 
-    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id())
+    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id()), copy(gpu.id()), side(gpu.id())
     {
         // sppark's MSM allocates its scratch with cudaMallocAsync; keep freed blocks in the
         // device's pool so every proof after the first reuses them instead of re-mapping.
@@ -94,7 +117,10 @@ struct cuzk_cuda_workspace {
     {
         gpu.select();
         (void)cudaStreamSynchronize(stream);
+        (void)cudaStreamSynchronize(copy);
+        (void)cudaStreamSynchronize(side);
         abc.release();
+        hcat.release();
         bitmaps.release();
         sig_idx.release();
         sig_scalars.release();
@@ -109,7 +135,7 @@ struct cuzk_cuda_workspace {
     }
     uint64_t bytes() const
     {
-        return abc.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
+        return abc.bytes() + hcat.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
                gathered2.bytes() + ret.bytes() + ret2.bytes();
     }
     // Number of per-warp partial sums one batch addition writes (G1 and G2 alike).
@@ -118,10 +144,15 @@ struct cuzk_cuda_workspace {
 
 struct cuzk_cuda_srs {
     int dev;
+    uint64_t id;  // unique per upload: workspaces key their copy of the h bases by it
     device_buffer<affine_t> h, l, a, b_g1;
     device_buffer<affine2_t> b_g2;
     size_t nh = 0, nl = 0, na = 0, nb = 0, nb2 = 0;
-    explicit cuzk_cuda_srs(int d) : dev(d) {}
+    explicit cuzk_cuda_srs(int d) : dev(d)
+    {
+        static std::atomic<uint64_t> next{1};
+        id = next++;
+    }
 };
 
 namespace cuzk {
@@ -156,8 +187,8 @@ inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh,
     return srs.release();
 }
 
-// Host → device through the workspace's two pinned slots: the host threads fill one slot while
-// the copy engine drains the other. Returns once every byte has left `src`.
+// Host → device on the copy stream through the workspace's two pinned slots: the host threads
+// fill one slot while the copy engine drains the other. Returns once every byte has left `src`.
 inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, size_t bytes)
 {
     const size_t slot = cuzk_cuda_workspace::SLOT_BYTES;
@@ -172,30 +203,31 @@ inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, s
             size_t o = i * piece;
             memcpy(buf + o, from + o, std::min(piece, len - o));
         });
-        CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.stream));
-        ws.slot_free[k & 1].record(ws.stream);
+        CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.copy));
+        ws.slot_free[k & 1].record(ws.copy);
     }
 }
 
 // H coefficients in place in `a` (natural order; the last one is dropped by the caller), the way
-// bellperson's EvaluationDomain computes them: iNTT, coset NTT (g = 7), pointwise a·b − c times
-// 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside the last transform.
-inline void compute_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
+// bellperson's EvaluationDomain computes them: per vector iNTT and coset NTT (g = 7), then
+// pointwise a·b − c times 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside
+// the last transform. `to_coset` runs per vector as soon as that vector is uploaded.
+inline void to_coset(stream_t& s, fr_t* x, uint32_t lg)
 {
     using IO = NTT::InputOutputOrder;
-    using Dir = NTT::Direction;
-    using Ty = NTT::Type;
-    for (fr_t* x : {a, b, c}) {
-        NTT::Base_dev_ptr(s, x, lg, IO::NR, Dir::inverse, Ty::standard);
-        NTT::Base_dev_ptr(s, x, lg, IO::RN, Dir::forward, Ty::coset);
-    }
+    NTT::Base_dev_ptr(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard);
+    NTT::Base_dev_ptr(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset);
+}
+
+inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
+{
     fr_raw z;
     memcpy(&z, z_inv, sizeof(z));
     size_t n = (size_t)1 << lg;
     size_t grid = std::min<size_t>((n + 255) / 256, (size_t)s.sm_count() * 8);
     cuzk_h_pointwise<<<(unsigned)grid, 256, 0, s>>>(a, b, c, z, n);
     CUDA_OK(cudaGetLastError());
-    NTT::Base_dev_ptr(s, a, lg, IO::NN, Dir::inverse, Ty::coset);
+    NTT::Base_dev_ptr(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
 }
 
 // sppark Pippenger over device-resident points and scalars (Montgomery form). Synchronous.
@@ -261,9 +293,10 @@ inline void check_sparse(const char* what, const cuzk_cuda_sparse& q, size_t nba
             throw invalid(w + ": significant index " + std::to_string(q.sig_idx[k]) + " out of range");
 }
 
-// Stage H: upload a, b, c (zero-padded to the domain), H through the NTTs, ΣH.
-inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
-                    cuzk_cuda_prove_out& out)
+// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); each vector's
+// iNTT + coset NTT starts on the compute stream as soon as it has arrived; then H. ΣH runs in
+// the sparse stage, which may fold more scalars into it.
+inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_cuda_prove_out& out)
 {
     const gpu_t& gpu = ws.gpu;
     if (in.lg_domain > MAX_LG_DOMAIN_SIZE)
@@ -274,58 +307,66 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuz
         throw invalid(std::to_string(m) + " constraints do not fit the domain of " + std::to_string(n));
     if (in.a == nullptr || in.b == nullptr || in.c == nullptr)
         throw invalid("a, b or c is NULL");
-    const bool msm_h = (in.flags & CUZK_CUDA_SKIP_MSM_H) == 0;
-    if (msm_h && srs.nh < n - 1)
-        throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
-    if (!msm_h && in.h_out == nullptr)
-        throw invalid("the H MSM is skipped but h_out is NULL");
 
     gpu.select();
+    ws.h_domain = 0;
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev;
     ws.abc.reserve(3 * n);
     fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
     const void* host_abc[3] = {in.a, in.b, in.c};
 
-    ev[0].record(s);
+    // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded.
+    ev[0].record(ws.copy);
     for (int i = 0; i < 3; i++) {
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
         if (m < n)
-            CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
+            CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), ws.copy));
+        ev[1 + i].record(ws.copy);
+        CUDA_OK(cudaStreamWaitEvent(s, ev[1 + i]));
+        if (in.lg_domain > 0)
+            to_coset(s, dev_abc[i], in.lg_domain);
     }
-    ev[1].record(s);
     if (in.lg_domain > 0)
-        compute_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
-    ev[2].record(s);
+        finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
+    ev[4].record(s);
     if (in.h_out != nullptr && n > 1)
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
-    ev[3].record(s);
-    s.sync();
-
-    // ΣH: dense Pippenger over the n − 1 coefficients, scalars already on the device.
-    ev[4].record(s);
-    point_t p;
-    p.inf();
-    if (msm_h)
-        p = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), dev_abc[0], n - 1);
-    write_point(out.h, p);
     ev[5].record(s);
     s.sync();
+    ws.h_domain = n;
 
-    out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[1]);
-    out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[1], ev[2]);
-    out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[2], ev[3]);
-    out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[4], ev[5]);
+    out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[3]);
+    out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[3], ev[4]);
+    out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[4], ev[5]);
     out.ms[CUZK_CUDA_PH_TOTAL_H] = elapsed_ms(ev[0], ev[5]);
 }
 
-// Stage sparse: L, A, B_G1 (and B_G2) — batch addition of the one-scalar bases, Pippenger over
-// the gathered bases of the others.
+// Joins a helper thread however the scope is left (an exception must not meet a joinable thread).
+struct joined_thread {
+    std::thread t;
+    ~joined_thread()
+    {
+        if (t.joinable())
+            t.join();
+    }
+};
+
+inline size_t grid_for(const gpu_t& gpu, size_t n)
+{
+    return std::min<size_t>((n + 255) / 256, (size_t)gpu.sm_count() * 8);
+}
+
+// Stage sparse: ΣH (optionally with the significant L and r·B_G1 scalars folded in), then L, A,
+// B_G1 (and B_G2): batch addition of the one-scalar bases, Pippenger over the gathered bases of
+// the others. The B_G2 Pippenger runs on a second host thread so the host-side halves of the
+// G1 and G2 MSMs overlap (distinct kernel instantiations: their device work counters differ).
 inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
                          cuzk_cuda_prove_out& out)
 {
     const gpu_t& gpu = ws.gpu;
     const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
+    const bool msm_h = (in.flags & CUZK_CUDA_SKIP_MSM_H) == 0;
     const cuzk_cuda_sparse* fam[3] = {&in.l, &in.a_q, &in.b_q};
     const affine_t* bases[3] = {srs.l.get(), srs.a.get(), srs.b_g1.get()};
     check_sparse("l", in.l, srs.nl);
@@ -333,6 +374,16 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     check_sparse("b_g1", in.b_q, srs.nb);
     if (g2)
         check_sparse("b_g2", in.b_q, srs.nb2);
+    const size_t n = ws.h_domain;
+    if (msm_h && n == 0)
+        throw invalid("the sparse stage needs the H stage's result first");
+    if (msm_h && srs.nh < n - 1)
+        throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
+    // Folding needs room for the extra scalars behind the H coefficients (the b and c
+    // evaluations are spent by now: 3n slots in all).
+    const size_t nh = msm_h ? n - 1 : 0;
+    const size_t nfold = in.l.nsig + in.b_q.nsig;
+    const bool fold = msm_h && (in.flags & CUZK_CUDA_FOLD) != 0 && nh + nfold <= 3 * n;
 
     gpu.select();
     stream_t& s = ws.stream;
@@ -355,7 +406,8 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         ws.ret2.reserve(nret);
     }
 
-    // Upload the bitmaps and the significant scalars.
+    // ev: 0 start, 1 uploaded, 2 G1 batch adds, 3 G2 batch add, 4..15 gather/MSM of L, A, B_G1
+    // (4 per query), 16..17 ΣH, 18..19 B_G2 (side stream), 20 end.
     ev[0].record(s);
     size_t woff[3], soff[3];
     {
@@ -379,8 +431,35 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     }
     ev[1].record(s);
 
-    // Σ of the bases whose scalar is one: one cooperative batch addition per query, then the
-    // per-warp partial sums are added up on the host.
+    // B_G2's significant scalars, on the side stream and a second host thread.
+    point2_t b2_sig;
+    b2_sig.inf();
+    std::exception_ptr side_error;
+    joined_thread side;
+    const size_t nsig_b2 = g2 ? in.b_q.nsig : 0;
+    if (nsig_b2 != 0) {
+        const uint32_t* idx = ws.sig_idx.get() + soff[2];
+        const fr_t* sc = ws.sig_scalars.get() + soff[2];
+        side.t = std::thread([&ws, &srs, &b2_sig, &side_error, idx, sc, nsig_b2, ev] {
+            try {
+                ws.gpu.select();
+                CUDA_OK(cudaStreamWaitEvent(ws.side, ev[1]));
+                ev[18].record(ws.side);
+                cuzk_gather<12><<<(unsigned)grid_for(ws.gpu, nsig_b2), 256, 0, ws.side>>>(
+                    reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
+                    (uint32_t)nsig_b2);
+                CUDA_OK(cudaGetLastError());
+                ws.side.sync();
+                b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), sc, nsig_b2);
+                ev[19].record(ws.side);
+            } catch (...) {
+                side_error = std::current_exception();
+            }
+        });
+    }
+
+    // Σ of the bases whose scalar is one: one cooperative batch addition per query; the per-warp
+    // partial sums are added up on the host at the end.
     for (int f = 0; f < 3; f++)
         if (fam[f]->npoints != 0)
             batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, bases[f],
@@ -395,6 +474,68 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         CUDA_OK(cudaMemcpyAsync(partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
     }
     ev[3].record(s);
+
+    // ΣH, with the folded scalars behind the H coefficients and their bases behind the h bases.
+    ev[16].record(s);
+    point_t hsum;
+    hsum.inf();
+    if (fold) {
+        size_t cap = ws.hcat.capacity();
+        ws.hcat.reserve(nh + nfold);
+        if (ws.hcat.capacity() != cap || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
+            CUDA_OK(cudaMemcpyAsync(ws.hcat.get(), srs.h.get(), nh * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
+            ws.hcat_srs = srs.id;
+            ws.hcat_n = nh;
+        }
+        fr_t* sc = ws.abc.get() + nh;
+        const size_t nl = in.l.nsig, nb = in.b_q.nsig;
+        if (nl != 0) {
+            cuzk_gather<6><<<(unsigned)grid_for(gpu, nl), 256, 0, s>>>(
+                reinterpret_cast<uint4*>(ws.hcat.get() + nh), reinterpret_cast<const uint4*>(bases[0]),
+                ws.sig_idx.get() + soff[0], (uint32_t)nl);
+            CUDA_OK(cudaGetLastError());
+            CUDA_OK(cudaMemcpyAsync(sc, ws.sig_scalars.get() + soff[0], nl * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
+        }
+        if (nb != 0) {
+            cuzk_gather<6><<<(unsigned)grid_for(gpu, nb), 256, 0, s>>>(
+                reinterpret_cast<uint4*>(ws.hcat.get() + nh + nl), reinterpret_cast<const uint4*>(bases[2]),
+                ws.sig_idx.get() + soff[2], (uint32_t)nb);
+            CUDA_OK(cudaGetLastError());
+            fr_raw r;
+            memcpy(&r, in.r, sizeof(r));
+            cuzk_scale<<<(unsigned)grid_for(gpu, nb), 256, 0, s>>>(sc + nl, ws.sig_scalars.get() + soff[2], r, nb);
+            CUDA_OK(cudaGetLastError());
+        }
+        s.sync();
+        hsum = pippenger<bucket_t, point_t, affine_t>(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
+    } else if (msm_h) {
+        s.sync();
+        hsum = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), ws.abc.get(), nh);
+    }
+    write_point(out.h, hsum);
+    ev[17].record(s);
+
+    // The significant scalars of L, A, B_G1 (L and B_G1 only when not folded).
+    cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
+    for (int f = 0; f < 3; f++) {
+        const cuzk_cuda_sparse& q = *fam[f];
+        timing_event* e = ev + 4 + 4 * f;
+        const size_t nsig_f = (fold && f != 1) ? 0 : q.nsig;
+        e[0].record(s);
+        if (nsig_f != 0) {
+            cuzk_gather<6><<<(unsigned)grid_for(gpu, nsig_f), 256, 0, s>>>(
+                reinterpret_cast<uint4*>(ws.gathered.get()), reinterpret_cast<const uint4*>(bases[f]),
+                ws.sig_idx.get() + soff[f], (uint32_t)nsig_f);
+            CUDA_OK(cudaGetLastError());
+        }
+        e[1].record(s);
+        s.sync();
+        e[2].record(s);
+        point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, ws.gathered.get(), ws.sig_scalars.get() + soff[f], nsig_f);
+        write_point(*sig_out[f], r);
+        e[3].record(s);
+    }
+
     s.sync();
     cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
     for (int f = 0; f < 3; f++) {
@@ -412,53 +553,27 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         write_point(out.b2_ones, sum);
     }
 
-    // The significant scalars: gather their bases, then Pippenger.
-    cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
-    for (int f = 0; f < 4; f++) {
-        const cuzk_cuda_sparse& q = *fam[f < 3 ? f : 2];
-        const uint32_t* idx = ws.sig_idx.get() + soff[f < 3 ? f : 2];
-        const fr_t* sc = ws.sig_scalars.get() + soff[f < 3 ? f : 2];
-        timing_event* e = ev + 4 + 4 * f;
-        e[0].record(s);
-        size_t nsig_f = (f < 3 || g2) ? q.nsig : 0;
-        if (nsig_f != 0) {
-            size_t grid = std::min<size_t>((nsig_f + 255) / 256, (size_t)gpu.sm_count() * 8);
-            if (f < 3)
-                cuzk_gather<6><<<(unsigned)grid, 256, 0, s>>>(reinterpret_cast<uint4*>(ws.gathered.get()),
-                                                              reinterpret_cast<const uint4*>(bases[f]), idx,
-                                                              (uint32_t)nsig_f);
-            else
-                cuzk_gather<12><<<(unsigned)grid, 256, 0, s>>>(reinterpret_cast<uint4*>(ws.gathered2.get()),
-                                                               reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
-                                                               (uint32_t)nsig_f);
-            CUDA_OK(cudaGetLastError());
-        }
-        e[1].record(s);
-        s.sync();
-        e[2].record(s);
-        if (f < 3) {
-            point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, ws.gathered.get(), sc, nsig_f);
-            write_point(*sig_out[f], r);
-        } else {
-            point2_t r = pippenger<bucket2_t, point2_t, affine2_t>(gpu, ws.gathered2.get(), sc, nsig_f);
-            write_point(out.b2_sig, r);
-        }
-        e[3].record(s);
-    }
+    if (side.t.joinable())
+        side.t.join();
+    if (side_error)
+        std::rethrow_exception(side_error);
+    ws.side.sync();
+    write_point(out.b2_sig, b2_sig);
     ev[20].record(s);
     s.sync();
 
     out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[0], ev[1]);
     out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[1], ev[2]);
     out.ms[CUZK_CUDA_PH_BATCH_ADD_G2] = elapsed_ms(ev[2], ev[3]);
+    out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[16], ev[17]);
     float gather = 0;
-    for (int f = 0; f < 4; f++)
+    for (int f = 0; f < 3; f++)
         gather += elapsed_ms(ev[4 + 4 * f], ev[5 + 4 * f]);
     out.ms[CUZK_CUDA_PH_GATHER] = gather;
     out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ev[6], ev[7]);
     out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ev[10], ev[11]);
     out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ev[14], ev[15]);
-    out.ms[CUZK_CUDA_PH_MSM_B_G2] = elapsed_ms(ev[18], ev[19]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G2] = nsig_b2 != 0 ? elapsed_ms(ev[18], ev[19]) : 0.0f;
     out.ms[CUZK_CUDA_PH_TOTAL_SPARSE] = elapsed_ms(ev[0], ev[20]);
 }
 
@@ -470,7 +585,7 @@ inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_
     if ((stages & ~(uint32_t)(CUZK_CUDA_STAGE_H | CUZK_CUDA_STAGE_SPARSE)) != 0 || stages == 0)
         throw invalid("unknown stages " + std::to_string(stages));
     if (stages & CUZK_CUDA_STAGE_H)
-        stage_h(ws, srs, in, out);
+        stage_h(ws, in, out);
     if (stages & CUZK_CUDA_STAGE_SPARSE)
         stage_sparse(ws, srs, in, out);
 }

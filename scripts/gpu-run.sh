@@ -5,7 +5,8 @@
 # background while the synthetic checks run). Logs go to $OUT (default /tmp/gpu-out).
 #
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
-#   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, synth-N (2^N
+#   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
+#           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -33,7 +34,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case $s in selftest-2kib|bench-2kib|e2e|supraseal) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case $s in selftest-2kib|bench-2kib|e2e*|supraseal) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -61,6 +62,7 @@ for s in "${stages[@]}"; do
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
     e2e) wait_fixture; run e2e 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers ${SYNTH_WORKERS:-14} ;;
+    e2e-*) wait_fixture; run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers "${s#e2e-}" ;;
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;

@@ -45,6 +45,8 @@ pub struct Sparse {
 
 pub const SKIP_MSM_H: u32 = 1;
 pub const B_G2: u32 = 2;
+/// Fold the significant L and r·B_G1 scalars into the H MSM (see cuzk_cuda.h).
+pub const FOLD: u32 = 4;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 
@@ -61,6 +63,8 @@ pub struct ProveIn {
     pub l: Sparse,
     pub a_q: Sparse,
     pub b_q: Sparse,
+    /// r in Montgomery form (read with FOLD).
+    pub r: [u64; 4],
 }
 
 pub const NPHASES: usize = 16;
@@ -97,7 +101,7 @@ const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 224);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 256);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
 const _: () = assert!(std::mem::size_of::<blstrs::Scalar>() == 32);

@@ -3,10 +3,11 @@
 //! are byte-identical to the CPU backend's.
 //!
 //! ```text
-//! prove_start: lock device ─ SRS in VRAM? ─ stage H: upload a,b,c (pinned staging) ─ NTTs ─ ΣH ─┐
-//!              classify the witness (CPU, rayon) ──── concurrently ─────────────────────────────┤
-//!              stage sparse: bitmaps ─ batch additions (ones) ─ gather + Pippenger (rest) ─ unlock
-//! prove_finish: small MSMs on the CPU, B_G2 on CPU threads if so configured, assemble (cpu::assemble)
+//! prove_start: lock device ─ SRS in VRAM? ─ stage H: upload a,b,c (copy stream) ─┬ NTTs per vector ┐
+//!              classify the witness (CPU, rayon) ──── concurrently ───────────────┴─────────────────┤
+//!              stage sparse: bitmaps ─ batch additions (ones) ─ ΣH with the significant L and
+//!              r·B_G1 terms folded in ─ A (and, on a second host thread, B_G2) Pippenger ─ unlock
+//! prove_finish: B_G2 from CPU threads if so configured, assemble (cpu::assemble)
 //! ```
 //!
 //! SRS bases are uploaded once per device and kept, keyed by the identity of the SRS's point
@@ -155,7 +156,10 @@ enum BG2 {
 
 /// The GPU's share of one proof, before assembly ([`CudaBackend::prove_finish`]).
 pub struct Started {
+    /// h (with the significant L and r·B_G1 terms folded in), L, A, B_G1.
     sums: [G1Projective; 4],
+    r: Scalar,
+    s: Scalar,
     b_g2: BG2,
     witness: Arc<Witness>,
     phases: PhaseTimings,
@@ -263,9 +267,14 @@ fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
 fn z_inv(n: usize) -> Result<[u64; 4]> {
     let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
     let inv = Option::<Scalar>::from(z.invert()).ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
+    Ok(mont_limbs(inv))
+}
+
+/// A scalar as the GPU code reads it.
+fn mont_limbs(x: Scalar) -> [u64; 4] {
     // SAFETY: Scalar is #[repr(transparent)] over blst_fr = four little-endian u64 limbs in
-    // Montgomery form, which is what the GPU code reads.
-    Ok(unsafe { std::mem::transmute::<Scalar, [u64; 4]>(inv) })
+    // Montgomery form.
+    unsafe { std::mem::transmute::<Scalar, [u64; 4]>(x) }
 }
 
 /// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
@@ -368,6 +377,7 @@ impl CudaBackend {
         ready: Option<[SparseScalars; 3]>,
         download_h: bool,
         b_g2: bool,
+        fold_r: Option<Scalar>,
         t: &mut PhaseTimings,
     ) -> Result<(GpuParts, [SparseScalars; 3])> {
         let p = &srs.params;
@@ -390,6 +400,7 @@ impl CudaBackend {
             l: empty_sparse(),
             a_q: empty_sparse(),
             b_q: empty_sparse(),
+            r: fold_r.map_or([0; 4], mont_limbs),
         };
         let mut out = ffi::new_out();
 
@@ -429,6 +440,9 @@ impl CudaBackend {
         if b_g2 {
             inp.flags |= ffi::B_G2;
         }
+        if fold_r.is_some() && h_on_gpu {
+            inp.flags |= ffi::FOLD;
+        }
         ws.prove(dsrs, &inp, &mut out, ffi::STAGE_SPARSE)?;
         let wall = wall.elapsed();
         drop(guard);
@@ -463,8 +477,9 @@ impl CudaBackend {
         Ok((GpuParts { h, ones, sig, b2, h_coeffs: if download_h { h_coeffs } else { None } }, q))
     }
 
-    /// GPU work of one proof (B_G2 on a CPU thread if so configured).
-    pub fn prove_start(&self, srs: &Srs, asg: Assignment) -> Result<Started> {
+    /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
+    /// configured). r is needed here: the significant B_G1 terms enter the H MSM as r·b.
+    pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
         let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
@@ -487,7 +502,7 @@ impl CudaBackend {
             )
         };
 
-        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, None, false, on_gpu, &mut t)?;
+        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, None, false, on_gpu, Some(r), &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
@@ -498,12 +513,12 @@ impl CudaBackend {
         let qbytes =
             q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
         let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
-        Ok(Started { sums, b_g2, witness, phases: t, garbage, started })
+        Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
     }
 
     /// Wait for B_G2 (when on CPU threads), blind and assemble.
-    pub fn prove_finish(&self, srs: &Srs, s0: Started, r: Scalar, s: Scalar) -> Result<PartitionProof> {
-        let Started { sums, b_g2, witness, mut phases, mut garbage, started } = s0;
+    pub fn prove_finish(&self, srs: &Srs, s0: Started) -> Result<PartitionProof> {
+        let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = s0;
         let b_g2 = match b_g2 {
             BG2::Done(v) => v,
             BG2::Thread(h) => {
@@ -532,7 +547,7 @@ impl CudaBackend {
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
-        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, &mut t)?;
+        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
@@ -563,8 +578,8 @@ impl Backend for CudaBackend {
     }
 
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
-        let started = self.prove_start(srs, assignment)?;
-        self.prove_finish(srs, started, r, s)
+        let started = self.prove_start(srs, assignment, r, s)?;
+        self.prove_finish(srs, started)
     }
 }
 
