@@ -481,7 +481,8 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     hsum.inf();
     if (fold) {
         size_t cap = ws.hcat.capacity();
-        ws.hcat.reserve(nh + nfold);
+        if (cap < nh + nfold)  // headroom: the significant count moves a little from proof to proof
+            ws.hcat.reserve(nh + nfold + nfold / 4);
         if (ws.hcat.capacity() != cap || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
             CUDA_OK(cudaMemcpyAsync(ws.hcat.get(), srs.h.get(), nh * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
             ws.hcat_srs = srs.id;
@@ -561,6 +562,7 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     write_point(out.b2_sig, b2_sig);
     ev[20].record(s);
     s.sync();
+    ws.h_domain = 0;  // the H coefficients are spent (the folded scalars overwrote their tail)
 
     out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[0], ev[1]);
     out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[1], ev[2]);

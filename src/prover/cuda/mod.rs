@@ -623,6 +623,28 @@ mod tests {
             // B_G2 as the GPU splits it: ones + the rest.
             assert_eq!(cpu_ones(&p.b_g2, &q[2]) + cpu_sig_g2(&p.b_g2, &q[2]).unwrap(), m.b_g2);
             assert_eq!(assemble(&srs, &m, r, s).unwrap(), want, "case {k}");
+
+            // FOLD as the GPU lays it out: one MSM over [h bases | gathered L sig bases |
+            // gathered B_G1 sig bases] with scalars [H coefficients | L sig | r·B_G1 sig], and
+            // only the one-scalar sums of L and B_G1 kept apart.
+            let nh = h.len().min(p.h.len());
+            let mut fb: Vec<G1Affine> = p.h[..nh].to_vec();
+            let mut fs: Vec<Scalar> = h[..nh].to_vec();
+            fb.extend(q[0].sig_idx.iter().map(|&i| p.l[i as usize]));
+            fs.extend(q[0].sig.iter().copied());
+            fb.extend(q[2].sig_idx.iter().map(|&i| p.b_g1[i as usize]));
+            fs.extend(q[2].sig.iter().map(|x| *x * r));
+            let folded_h = msm_sparse::<G1Affine>(&fb, 0, &fs, None).unwrap().0;
+            let sig = |f: usize| cpu_sig_g1(bases[f], &q[f]).unwrap();
+            assert_eq!(folded_h, m.h + sig(0) + sig(2) * r, "case {k}: folded ΣH");
+            let folded = MsmSums {
+                h: folded_h,
+                l: cpu_ones(&p.l, &q[0]),
+                a: m.a,
+                b_g1: cpu_ones(&p.b_g1, &q[2]),
+                b_g2: m.b_g2,
+            };
+            assert_eq!(assemble(&srs, &folded, r, s).unwrap(), want, "case {k}: folded assembly");
             let zi = z_inv(asg.a.len().next_power_of_two()).unwrap();
             assert_ne!(zi, [0u64; 4]);
         }
