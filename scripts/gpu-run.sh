@@ -8,6 +8,7 @@
 #   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
 #           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
+#           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
 set -u
@@ -34,7 +35,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case $s in selftest-2kib|bench-2kib|e2e*|supraseal) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -46,7 +47,7 @@ wait_fixture() {
 }
 
 run() { # name cap cmd...
-  local name=$1 cap=$2; shift 2
+  local name=$PREFIX$1 cap=$2; shift 2
   local l; l=$(left)
   local t=$((cap < l - 10 ? cap : l - 10))
   if [ "$t" -lt 20 ]; then echo "== $name: skipped, ${l}s left"; return; fi
@@ -56,7 +57,10 @@ run() { # name cap cmd...
   grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prover time|synthesis time" "$OUT/$name.log" | head -40
 }
 
-for s in "${stages[@]}"; do
+# alt-STAGE runs STAGE with $ALT_BIN (another build, for side-by-side comparisons in one run).
+for s0 in "${stages[@]}"; do
+  BIN_RUN=$BIN; s=$s0; PREFIX=
+  if [ "${s0#alt-}" != "$s0" ]; then BIN=${ALT_BIN:?alt- stages need ALT_BIN}; s=${s0#alt-}; PREFIX=alt-; fi
   case $s in
     selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop 50 --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
@@ -66,10 +70,12 @@ for s in "${stages[@]}"; do
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
-    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 2 ;;
+    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 \
+        --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     *) echo "unknown stage $s" ;;
   esac
+  BIN=$BIN_RUN
 done
 wait_fixture
 echo "total $(( $(date +%s) - start ))s"

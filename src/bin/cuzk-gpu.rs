@@ -10,9 +10,10 @@
 //!                                        warm GPU prove time of the 2 KiB partition with CUDA-event
 //!                                        phases (B_G2 on the GPU, and on CPU threads), CPU backend
 //!                                        side by side
-//!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N]
+//!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
-//!                                        (random-point SRS generated here; both B_G2 placements)
+//!                                        (random-point SRS generated here, each vector repeating
+//!                                        its first D points if given; both B_G2 placements)
 //!
 //!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W]
 //!                                        the whole 2 KiB C2 through the engine with backend "cuda":
@@ -560,9 +561,13 @@ mod gpu {
         let asg = synthetic::porep_like_assignment(constraints, 18, aux, mix, 42);
         let t_asg = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let srs = Srs::from_parameters(PROOF, synthetic::random_params(Shape::of(&asg), 43));
+        let distinct: usize = arg(args, "--distinct", usize::MAX);
+        let srs = Srs::from_parameters(PROOF, synthetic::random_params_tiled(Shape::of(&asg), 43, distinct));
         let t_srs = t.elapsed().as_secs_f64();
-        println!("synthetic 2^{log}: {constraints} constraints, assignment {t_asg:.1}s, SRS points {t_srs:.1}s");
+        println!(
+            "synthetic 2^{log}: {constraints} constraints, assignment {t_asg:.1}s, SRS points {t_srs:.1}s{}",
+            if distinct < constraints { format!(" (each vector repeats {distinct} distinct points)") } else { String::new() }
+        );
         print_stats(&asg);
         let (r, s) = rs(9);
         let t = Instant::now();
@@ -571,9 +576,10 @@ mod gpu {
         let (mut wall_s, mut gpu_ms, mut events_ms, mut cpu_mode_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut last = PhaseTimings::default();
         let first_bytes = bytes(&first.proof);
+        let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
         for mode in [false, true] {
             gpu.set_b_g2_on_gpu(mode);
-            for i in 0..runs {
+            for i in 0..if mode { runs } else { cpu_b_g2_runs } {
                 let a = synthetic::clone_assignment(&asg);
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");

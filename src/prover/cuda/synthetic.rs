@@ -81,8 +81,34 @@ pub fn g2_points(n: usize, seed: u64) -> Vec<G2Affine> {
     out
 }
 
+/// `base` repeated to length `n` (copied in parallel).
+fn tile<T: Copy + Send + Sync>(mut base: Vec<T>, n: usize) -> Vec<T> {
+    if base.len() >= n || base.is_empty() {
+        base.truncate(n);
+        return base;
+    }
+    let mut out = Vec::with_capacity(n);
+    out.spare_capacity_mut()[..n].par_chunks_mut(base.len()).for_each(|c| {
+        for (d, s) in c.iter_mut().zip(&base) {
+            d.write(*s);
+        }
+    });
+    // SAFETY: the loop above initialized all n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
 /// Parameters of the given shape with random points (see the module doc).
 pub fn random_params(shape: Shape, seed: u64) -> Parameters<Bls12> {
+    random_params_tiled(shape, seed, usize::MAX)
+}
+
+/// Like [`random_params`], but each vector repeats its first `distinct` points: for benchmarks
+/// of partition-sized circuits, where generating ~400 M distinct points would take minutes and
+/// MSM cost does not depend on which curve points the bases are.
+pub fn random_params_tiled(shape: Shape, seed: u64, distinct: usize) -> Parameters<Bls12> {
+    let g1n = |n: usize, seed: u64| tile(g1_points(n.min(distinct), seed), n);
+    let g2n = |n: usize, seed: u64| tile(g2_points(n.min(distinct), seed), n);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let g1 = |rng: &mut ChaCha8Rng| (G1Projective::generator() * Scalar::random(rng)).to_affine();
     let g2 = |rng: &mut ChaCha8Rng| (G2Projective::generator() * Scalar::random(rng)).to_affine();
@@ -97,11 +123,11 @@ pub fn random_params(shape: Shape, seed: u64) -> Parameters<Bls12> {
     };
     Parameters {
         vk,
-        h: Arc::new(g1_points(shape.h, seed ^ 1)),
-        l: Arc::new(g1_points(shape.aux, seed ^ 2)),
-        a: Arc::new(g1_points(shape.a, seed ^ 3)),
-        b_g1: Arc::new(g1_points(shape.b, seed ^ 4)),
-        b_g2: Arc::new(g2_points(shape.b, seed ^ 5)),
+        h: Arc::new(g1n(shape.h, seed ^ 1)),
+        l: Arc::new(g1n(shape.aux, seed ^ 2)),
+        a: Arc::new(g1n(shape.a, seed ^ 3)),
+        b_g1: Arc::new(g1n(shape.b, seed ^ 4)),
+        b_g2: Arc::new(g2n(shape.b, seed ^ 5)),
     }
 }
 
@@ -184,5 +210,21 @@ pub fn clone_assignment(x: &Assignment) -> Assignment {
         a_aux_density: x.a_aux_density.clone(),
         b_input_density: x.b_input_density.clone(),
         b_aux_density: x.b_aux_density.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_repeats_the_base_to_length() {
+        assert_eq!(tile(vec![1u8, 2, 3], 7), [1, 2, 3, 1, 2, 3, 1]);
+        assert_eq!(tile(vec![1u8, 2, 3], 2), [1, 2]);
+        let p = random_params_tiled(Shape { h: 5, inputs: 1, aux: 3, a: 4, b: 2 }, 1, 2);
+        assert_eq!(p.h.len(), 5);
+        assert_eq!((p.h[0], p.h[1]), (p.h[2], p.h[3]));
+        assert_ne!(p.h[0], p.h[1]);
+        assert_eq!(p.b_g2[..], g2_points(2, 1 ^ 5)[..]);
     }
 }
