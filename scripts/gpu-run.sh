@@ -8,6 +8,7 @@
 #   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
 #           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
+#           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -29,6 +30,7 @@ stages=("$@")
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv
   echo "cores: $(nproc)"
+  df -h /var/tmp /dev/shm
   "$BIN" probe
 } > "$OUT/env.log" 2>&1
 cat "$OUT/env.log"
@@ -54,7 +56,25 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prover time|synthesis time" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time" "$OUT/$name.log" | head -40
+}
+
+# peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
+# very same witness and SRS (written by cuzk-gpu to disk, or to /dev/shm for the witness when it
+# has room; removed afterwards).
+peer_synth() {
+  local log=$1 n=$((1 << $1)) w params=/var/tmp/cuzk-synth.params
+  local need_p=$(( n * 480 / 1000000000 + 2 )) need_w=$(( n * 128 / 1000000000 + 1 )) # GB: SRS, witness
+  local avail_d avail_s; avail_d=$(df -BG --output=avail /var/tmp | tail -1 | tr -dc 0-9); avail_s=$(df -BG --output=avail /dev/shm | tail -1 | tr -dc 0-9)
+  w=/dev/shm/cuzk-synth-witness; [ "$avail_s" -gt $((need_w + 4)) ] || w=/var/tmp/cuzk-synth-witness
+  local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
+  echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
+  if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
+  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --cpu-b-g2-runs 0 --distinct $((1 << 20)) \
+      --export-witness "$w" --export-params "$params"
+  run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+      .gpu-carry/supraseal-c2-bench raw "$params" "$w" 4
+  rm -rf "$w" "$params"
 }
 
 # alt-STAGE runs STAGE with $ALT_BIN (another build, for side-by-side comparisons in one run).
@@ -73,6 +93,7 @@ for s0 in "${stages[@]}"; do
     synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
+    peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     *) echo "unknown stage $s" ;;
   esac
   BIN=$BIN_RUN

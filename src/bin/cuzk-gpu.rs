@@ -6,14 +6,16 @@
 //!   cuzk-gpu selftest [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
 //!                                        GPU vs CPU byte identity (synthetic sizes + 2 KiB fixture),
 //!                                        part-by-part checks, verification, device-memory loop
-//!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N]
+//!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N] [--cpu-b-g2-runs N]
 //!                                        warm GPU prove time of the 2 KiB partition with CUDA-event
-//!                                        phases (B_G2 on the GPU, and on CPU threads), CPU backend
-//!                                        side by side
+//!                                        phases (a/b/c page-locked or staged; B_G2 on CPU threads if
+//!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
+//!                            [--export-witness DIR] [--export-params FILE]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
-//!                                        its first D points if given; both B_G2 placements)
+//!                                        its first D points if given; both B_G2 placements); then
+//!                                        writes the workload for `supraseal-c2-bench raw`
 //!
 //!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W]
 //!                                        the whole 2 KiB C2 through the engine with backend "cuda":
@@ -213,6 +215,15 @@ mod gpu {
         let t = Instant::now();
         let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
         let cpu_s = t.elapsed().as_secs_f64();
+        // The parts above went through the staged upload; the whole proof takes the page-locked path.
+        let mut asg = asg;
+        let pinned = match gpu.pin(&mut asg) {
+            Ok(_) => true,
+            Err(e) => {
+                println!("  note {name}: page-locking a, b, c failed ({e}); staged upload");
+                false
+            }
+        };
         let t = Instant::now();
         let g = gpu.prove(srs, asg, r, s);
         let gpu_s = t.elapsed().as_secs_f64();
@@ -227,7 +238,7 @@ mod gpu {
         let verified = if verify { Some(verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false)) } else { None };
         let ok = bad.is_empty() && same && verified != Some(false);
         println!(
-            "{} {name}: parts {} identical {same} verified {} cpu {:.3}s gpu {:.3}s",
+            "{} {name}: parts {} identical {same} (pinned {pinned}) verified {} cpu {:.3}s gpu {:.3}s",
             if ok { "PASS" } else { "FAIL" },
             if bad.is_empty() { "all ok".to_string() } else { format!("MISMATCH {bad:?}") },
             verified.map_or("n/a".into(), |v| v.to_string()),
@@ -453,7 +464,9 @@ mod gpu {
         let baseline = free();
         let mut same = true;
         for _ in 1..n {
-            let p = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("proof").proof;
+            let mut a = synthetic::clone_assignment(&asg);
+            gpu.pin(&mut a).expect("page-locking a, b, c");
+            let p = gpu.prove(&srs, a, r, s).expect("proof").proof;
             same &= bytes(&p) == bytes(&first);
         }
         let after = free();
@@ -490,20 +503,27 @@ mod gpu {
             t.elapsed().as_secs_f64(),
             phases_ms(&first.phases)
         );
-        let mut gpu_s = Vec::new();
-        let mut gpu_cpu_b_g2_s = Vec::new();
+        let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
+        let (mut gpu_s, mut staged_s, mut gpu_cpu_b_g2_s, mut pin_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut last = PhaseTimings::default();
-        for (mode, out) in [(false, &mut gpu_cpu_b_g2_s), (true, &mut gpu_s)] {
-            gpu.set_b_g2_on_gpu(mode);
-            for i in 0..runs {
-                let a = synthetic::clone_assignment(&asg);
+        // (B_G2 on the GPU, a/b/c page-locked first (off the timed section, as the engine's
+        // synthesis threads do), runs, samples); the page-locked mode last: it is what `last` shows.
+        let modes = [(false, false, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s), (true, false, runs, &mut staged_s), (true, true, runs, &mut gpu_s)];
+        for (on_gpu, pinned, n, out) in modes {
+            gpu.set_b_g2_on_gpu(on_gpu);
+            for i in 0..n {
+                let mut a = synthetic::clone_assignment(&asg);
+                if pinned {
+                    pin_s.push(gpu.pin(&mut a).expect("page-locking a, b, c").as_secs_f64());
+                }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
                 let wall = t.elapsed().as_secs_f64();
                 assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
                 println!(
-                    "gpu run {i} (B_G2 on {}): {wall:.3}s  {}",
-                    if mode { "GPU" } else { "CPU" },
+                    "gpu run {i} (B_G2 on {}, a/b/c {}): {wall:.3}s  {}",
+                    if on_gpu { "GPU" } else { "CPU" },
+                    if pinned { "page-locked" } else { "staged" },
                     phases_ms(&p.phases)
                 );
                 out.push(wall);
@@ -526,9 +546,11 @@ mod gpu {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
         let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
         println!(
-            "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s \
-             (B_G2 on CPU threads instead: {:.3}s), cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, \
-             verified {verified}",
+            "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s with a/b/c \
+             page-locked (page-locking {:.3}s, on the synthesis side); staged upload {:.3}s; B_G2 on CPU threads \
+             {:.3}s; cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, verified {verified}",
+            median(&pin_s),
+            median(&staged_s),
             median(&gpu_cpu_b_g2_s),
             mc / mg
         );
@@ -536,7 +558,8 @@ mod gpu {
             "{}",
             serde_json::json!({
                 "bench": "gpu-2kib", "device": dev, "cores": cores, "runs": runs,
-                "gpu_s": gpu_s, "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
+                "gpu_s": gpu_s, "gpu_staged_s": staged_s, "pin_s": pin_s, "gpu_staged_median_s": median(&staged_s),
+                "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
                 "synthesis_s": synth_s, "identical": identical, "verified": verified,
                 "gpu_phases_ms_last": phases_json(&last),
             })
@@ -574,13 +597,18 @@ mod gpu {
         let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
         println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
         let (mut wall_s, mut gpu_ms, mut events_ms, mut cpu_mode_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut staged_s, mut staged_events_ms, mut pin_s) = (Vec::new(), Vec::new(), Vec::new());
         let mut last = PhaseTimings::default();
         let first_bytes = bytes(&first.proof);
         let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
-        for mode in [false, true] {
+        // (B_G2 on the GPU, a/b/c page-locked first); the page-locked GPU mode is the one reported.
+        for (mode, pinned) in [(false, false), (true, false), (true, true)] {
             gpu.set_b_g2_on_gpu(mode);
             for i in 0..if mode { runs } else { cpu_b_g2_runs } {
-                let a = synthetic::clone_assignment(&asg);
+                let mut a = synthetic::clone_assignment(&asg);
+                if pinned {
+                    pin_s.push(gpu.pin(&mut a).expect("page-locking a, b, c").as_secs_f64());
+                }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
                 let wall = t.elapsed().as_secs_f64();
@@ -588,11 +616,15 @@ mod gpu {
                 let get =
                     |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
                 println!(
-                    "run {i} (B_G2 on {}): {wall:.3}s  {}",
+                    "run {i} (B_G2 on {}, a/b/c {}): {wall:.3}s  {}",
                     if mode { "GPU" } else { "CPU" },
+                    if pinned { "page-locked" } else { "staged" },
                     phases_ms(&p.phases)
                 );
-                if mode {
+                if mode && !pinned {
+                    staged_s.push(wall);
+                    staged_events_ms.push(get("gpu_events_total"));
+                } else if mode {
                     wall_s.push(wall);
                     gpu_ms.push(get("gpu_wall"));
                     events_ms.push(get("gpu_events_total"));
@@ -606,10 +638,14 @@ mod gpu {
         let mc = constraints as f64 / 1e6;
         println!(
             "2^{log} ({constraints} constraints): backend wall median {mw:.3}s ({:.1} ms per million constraints); \
-             GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million constraints); \
+             GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million constraints), a/b/c \
+             page-locked beforehand in {:.3}s; staged upload instead: wall {:.3}s, CUDA events {:.1} ms; \
              with B_G2 on CPU threads instead: {:.3}s",
             mw * 1e3 / mc,
             me / mc,
+            median(&pin_s),
+            median(&staged_s),
+            median(&staged_events_ms),
             median(&cpu_mode_s)
         );
         println!(
@@ -618,11 +654,27 @@ mod gpu {
                 "bench": "gpu-synthetic", "log": log, "constraints": constraints, "runs": runs,
                 "device": gpu.device_info(0).map(|d| d.name).unwrap_or_default(),
                 "wall_s": wall_s, "gpu_wall_ms": gpu_ms, "gpu_events_ms": events_ms, "b_g2_on_cpu_wall_s": cpu_mode_s,
+                "pin_s": pin_s, "staged_wall_s": staged_s, "staged_events_ms": staged_events_ms,
                 "phases_ms_last": phases_json(&last),
                 "mix": [mix.zero, mix.one, mix.a_density, mix.b_density],
             })
         );
         let _ = Duration::ZERO;
-        true
+        // The same workload for the peer (benches/supraseal: `supraseal-c2-bench raw`).
+        let export = |flag: &str, what: &dyn Fn(&std::path::Path) -> std::io::Result<()>| {
+            if let Some(p) = args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)) {
+                let t = Instant::now();
+                match what(std::path::Path::new(p)) {
+                    Ok(()) => println!("exported {flag} {p} in {:.1}s", t.elapsed().as_secs_f64()),
+                    Err(e) => {
+                        println!("FAIL {flag} {p}: {e}");
+                        return false;
+                    }
+                }
+            }
+            true
+        };
+        export("--export-witness", &|dir| synthetic::write_assignment(&asg, dir))
+            && export("--export-params", &|path| synthetic::write_params(&srs.params, path))
     }
 }

@@ -78,7 +78,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         };
         let waited = t.elapsed();
         if waited > Duration::from_millis(1) {
-            job.lock().timings.phases.push("memory_wait", waited);
+            job.lock().timings.phases.add("memory_wait", waited);
         }
         let t = Instant::now();
         let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, job.srs.size_hint()));
@@ -91,7 +91,13 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 let bytes = a.heap_bytes() as u64;
                 shared.dealloc.free((a, memory), bytes);
             }
-            Ok(assignment) => {
+            Ok(mut assignment) => {
+                match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
+                    Ok(Some(took)) => job.lock().timings.phases.add("prover_prepare", took),
+                    Ok(None) => {}
+                    // Not fatal: the backend proves an unprepared assignment too (more slowly).
+                    Err(e) => log::warn!("job {} partition {}: {e}", job.id, item.partition),
+                }
                 let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 if let Err(back) = tx.send(s) {
                     // Prover gone (shutdown): free and stop.

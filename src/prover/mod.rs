@@ -43,13 +43,18 @@ impl PhaseTimings {
         self.0.iter().map(|(_, d)| *d).sum()
     }
 
+    /// Add `d` to phase `name` (a new phase if there is none of that name yet).
+    pub fn add(&mut self, name: &'static str, d: Duration) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, acc)) => *acc += d,
+            None => self.0.push((name, d)),
+        }
+    }
+
     /// Add another partition's phases into this one (phase by phase, by name).
     pub fn accumulate(&mut self, other: &PhaseTimings) {
         for (name, d) in &other.0 {
-            match self.0.iter_mut().find(|(n, _)| n == name) {
-                Some((_, acc)) => *acc += *d,
-                None => self.0.push((name, *d)),
-            }
+            self.add(name, *d);
         }
     }
 }
@@ -69,6 +74,15 @@ pub trait Backend: Send + Sync {
 
     /// Prove one partition with blinding factors `r`, `s`.
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof>;
+
+    /// Work a backend wants done on the synthesis thread once a partition is synthesized, off
+    /// its own critical path (the CUDA backend page-locks a, b, c so their upload runs at bus
+    /// speed). Returns the time spent, or None when there was nothing to do. An error leaves the
+    /// assignment as it was and is no reason to fail the job.
+    fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
+        let _ = assignment;
+        Ok(None)
+    }
 
     /// As [`Backend::prove`], giving up with `Status::Cancelled` at the next phase boundary once
     /// `cancelled()` returns true (so cancel and engine shutdown do not wait for a whole proof).

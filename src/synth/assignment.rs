@@ -15,7 +15,14 @@ pub struct SizeHint {
     pub aux: usize,
 }
 
+/// Keeps an assignment's a, b, c page-locked for a GPU backend ([`crate::prover::Backend::prepare`])
+/// and unlocks them when dropped.
+pub type HostPin = Box<dyn std::any::Any + Send + Sync>;
+
 pub struct Assignment {
+    /// Set by a backend's `prepare`. The first field, so that dropping an assignment unlocks the
+    /// pages before the vectors are freed; code that takes the vectors apart keeps that order.
+    pub pin: Option<HostPin>,
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
@@ -30,6 +37,7 @@ pub struct Assignment {
 impl Assignment {
     pub fn with_hint(h: SizeHint) -> Self {
         Assignment {
+            pin: None,
             a: Vec::with_capacity(h.constraints),
             b: Vec::with_capacity(h.constraints),
             c: Vec::with_capacity(h.constraints),

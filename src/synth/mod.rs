@@ -8,7 +8,7 @@ mod toy;
 
 use std::sync::Arc;
 
-pub use assignment::{Assignment, SizeHint};
+pub use assignment::{Assignment, HostPin, SizeHint};
 pub use toy::Toy;
 
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};

@@ -3,8 +3,11 @@
 //! run (wall seconds; the first run includes the SRS read and CUDA start-up). The parameter
 //! cache is FIL_PROOFS_PARAMETER_CACHE, as for any filecoin-proofs user. With
 //! RUST_LOG=bellperson=info, bellperson's own synthesis / GPU prover timers go to stderr.
+//! `supraseal-c2-bench raw …` times supraseal-c2's prover alone on a synthetic workload (raw.rs).
 
 use std::time::Instant;
+
+mod raw;
 
 #[derive(serde::Deserialize)]
 struct Sector {
@@ -17,6 +20,9 @@ fn main() {
     // bellperson logs its own "synthesis time" and "prover time" (RUST_LOG=bellperson=info).
     env_logger::init();
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("raw") {
+        return raw::main(&args);
+    }
     let sector: Sector = serde_json::from_slice(&std::fs::read(&args[1]).expect("sector.json")).expect("sector json");
     let runs: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
     let c1: filecoin_proofs_api::seal::SealCommitPhase1Output =

@@ -19,6 +19,7 @@
 mod ffi;
 mod prep;
 pub mod synthetic;
+mod synthetic_export;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -147,6 +148,15 @@ pub struct CudaBackend {
     devices: Vec<Device>,
     next: AtomicUsize,
     b_g2_on_gpu: AtomicBool,
+    pin_abc: AtomicBool,
+}
+
+/// An assignment's a, b, c with their page-locking, which is released first (field order).
+struct Abc {
+    pin: Option<crate::synth::HostPin>,
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
 }
 
 enum BG2 {
@@ -309,7 +319,30 @@ impl CudaBackend {
             devices.push(Device { index: i, info, state: Mutex::new(None) });
         }
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        Ok(CudaBackend { devices, next: AtomicUsize::new(0), b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu) })
+        let pin_abc = !matches!(std::env::var("CUZK_CUDA_PIN").as_deref(), Ok("0"));
+        Ok(CudaBackend {
+            devices,
+            next: AtomicUsize::new(0),
+            b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
+            pin_abc: AtomicBool::new(pin_abc),
+        })
+    }
+
+    /// Page-lock a, b, c in [`Backend::prepare`] (default; `CUZK_CUDA_PIN=0` at construction
+    /// turns it off): their upload then runs at bus speed instead of through staging copies.
+    pub fn set_pin_abc(&self, on: bool) {
+        self.pin_abc.store(on, Ordering::Relaxed);
+    }
+
+    /// Page-lock `asg`'s a, b, c now (whatever [`CudaBackend::set_pin_abc`] says); for
+    /// benchmarks and [`Backend::prepare`]. Returns the time it took.
+    pub fn pin(&self, asg: &mut Assignment) -> Result<Duration> {
+        let t = Instant::now();
+        if asg.pin.is_none() {
+            let range = |v: &Vec<Scalar>| (v.as_ptr().cast(), v.capacity() * std::mem::size_of::<Scalar>());
+            asg.pin = Some(Box::new(ffi::HostPin::lock(&[range(&asg.a), range(&asg.b), range(&asg.c)])?));
+        }
+        Ok(t.elapsed())
     }
 
     /// Run the B_G2 MSM on the GPU (default) or on CPU threads overlapping the GPU work.
@@ -378,6 +411,7 @@ impl CudaBackend {
         download_h: bool,
         b_g2: bool,
         fold_r: Option<Scalar>,
+        abc_pinned: bool,
         t: &mut PhaseTimings,
     ) -> Result<(GpuParts, [SparseScalars; 3])> {
         let p = &srs.params;
@@ -394,7 +428,7 @@ impl CudaBackend {
             c: c.as_ptr().cast(),
             constraints: m as u64,
             lg_domain: n.trailing_zeros(),
-            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
+            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H } | if abc_pinned { ffi::ABC_PINNED } else { 0 },
             z_inv: z_inv(n)?,
             h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
             l: empty_sparse(),
@@ -482,7 +516,10 @@ impl CudaBackend {
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
-        let Assignment { a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        let Assignment { pin, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        // At once into one struct: its drop order (pin first) is the one a, b, c need.
+        let abc = Abc { pin, a, b, c };
+        let (a, b, c) = (&abc.a, &abc.b, &abc.c);
         check_shape(srs, a.len(), input.len(), aux.len())?;
         let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
         let on_gpu = self.b_g2_on_gpu();
@@ -502,7 +539,8 @@ impl CudaBackend {
             )
         };
 
-        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, None, false, on_gpu, Some(r), &mut t)?;
+        let pinned = abc.pin.is_some();
+        let (parts, q) = self.run_gpu(srs, (a, b, c), &witness, None, false, on_gpu, Some(r), pinned, &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
@@ -512,7 +550,7 @@ impl CudaBackend {
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
         let qbytes =
             q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
-        let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
+        let garbage: Garbage = vec![(Box::new(abc), bytes), (Box::new(q), qbytes)];
         Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
     }
 
@@ -547,7 +585,8 @@ impl CudaBackend {
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
-        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, &mut t)?;
+        let pinned = asg.pin.is_some();
+        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, pinned, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
@@ -580,6 +619,13 @@ impl Backend for CudaBackend {
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         let started = self.prove_start(srs, assignment, r, s)?;
         self.prove_finish(srs, started)
+    }
+
+    fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
+        if !self.pin_abc.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        self.pin(assignment).map(Some)
     }
 }
 
