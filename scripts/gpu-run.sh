@@ -60,7 +60,7 @@ run() { # name cap cmd...
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
-# very same witness and SRS (written by cuzk-gpu to disk, or to /dev/shm for the witness when it
+# very same witness and SRS, one circuit per call and PEER_BATCH (default 4) per call (written by cuzk-gpu to disk, or to /dev/shm for the witness when it
 # has room; removed afterwards).
 peer_synth() {
   local log=$1 n=$((1 << $1)) w params=/var/tmp/cuzk-synth.params
@@ -73,7 +73,7 @@ peer_synth() {
   run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --cpu-b-g2-runs 0 --distinct $((1 << 20)) \
       --export-witness "$w" --export-params "$params"
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-      .gpu-carry/supraseal-c2-bench raw "$params" "$w" 4
+      .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
   rm -rf "$w" "$params"
 }
 

@@ -215,9 +215,10 @@ mod gpu {
         let t = Instant::now();
         let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
         let cpu_s = t.elapsed().as_secs_f64();
-        // The parts above went through the staged upload; the whole proof takes the page-locked path.
+        // The parts above went through the staged upload and inline classification; the whole
+        // proof takes the prepared path (classified beforehand, a, b, c page-locked).
         let mut asg = asg;
-        let pinned = match gpu.pin(&mut asg) {
+        let pinned = match gpu.prepare_with(&mut asg, true) {
             Ok(_) => true,
             Err(e) => {
                 println!("  note {name}: page-locking a, b, c failed ({e}); staged upload");
@@ -465,7 +466,7 @@ mod gpu {
         let mut same = true;
         for _ in 1..n {
             let mut a = synthetic::clone_assignment(&asg);
-            gpu.pin(&mut a).expect("page-locking a, b, c");
+            gpu.prepare_with(&mut a, true).expect("preparing a, b, c");
             let p = gpu.prove(&srs, a, r, s).expect("proof").proof;
             same &= bytes(&p) == bytes(&first);
         }
@@ -504,26 +505,32 @@ mod gpu {
             phases_ms(&first.phases)
         );
         let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
-        let (mut gpu_s, mut staged_s, mut gpu_cpu_b_g2_s, mut pin_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut locked_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut prep_s, mut prep_locked_s) = (Vec::new(), Vec::new());
         let mut last = PhaseTimings::default();
-        // (B_G2 on the GPU, a/b/c page-locked first (off the timed section, as the engine's
-        // synthesis threads do), runs, samples); the page-locked mode last: it is what `last` shows.
-        let modes = [(false, false, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s), (true, false, runs, &mut staged_s), (true, true, runs, &mut gpu_s)];
-        for (on_gpu, pinned, n, out) in modes {
+        // (B_G2 on the GPU, prepared beforehand (as the engine's synthesis threads do: classify,
+        // and page-lock when configured) or not, runs, samples); the engine default is `gpu_s`.
+        let modes = [
+            (false, None, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s),
+            (true, None, runs, &mut inline_s),
+            (true, Some((false, &mut prep_s)), runs, &mut gpu_s),
+            (true, Some((true, &mut prep_locked_s)), runs, &mut locked_s),
+        ];
+        for (on_gpu, mut prep, n, out) in modes {
             gpu.set_b_g2_on_gpu(on_gpu);
             for i in 0..n {
                 let mut a = synthetic::clone_assignment(&asg);
-                if pinned {
-                    pin_s.push(gpu.pin(&mut a).expect("page-locking a, b, c").as_secs_f64());
+                if let Some((lock, took)) = prep.as_mut() {
+                    took.push(gpu.prepare_with(&mut a, *lock).expect("preparing").as_secs_f64());
                 }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
                 let wall = t.elapsed().as_secs_f64();
                 assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
                 println!(
-                    "gpu run {i} (B_G2 on {}, a/b/c {}): {wall:.3}s  {}",
+                    "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
                     if on_gpu { "GPU" } else { "CPU" },
-                    if pinned { "page-locked" } else { "staged" },
+                    match prep { None => "unprepared", Some((false, _)) => "prepared", Some((true, _)) => "prepared + page-locked" },
                     phases_ms(&p.phases)
                 );
                 out.push(wall);
@@ -546,11 +553,14 @@ mod gpu {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
         let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
         println!(
-            "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s with a/b/c \
-             page-locked (page-locking {:.3}s, on the synthesis side); staged upload {:.3}s; B_G2 on CPU threads \
-             {:.3}s; cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, verified {verified}",
-            median(&pin_s),
-            median(&staged_s),
+            "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s prepared (as in \
+             the engine: classified beforehand, {:.3}s); prepared + page-locked {:.3}s (prepare {:.3}s); unprepared \
+             {:.3}s; B_G2 on CPU threads {:.3}s; cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, \
+             verified {verified}",
+            median(&prep_s),
+            median(&locked_s),
+            median(&prep_locked_s),
+            median(&inline_s),
             median(&gpu_cpu_b_g2_s),
             mc / mg
         );
@@ -558,7 +568,8 @@ mod gpu {
             "{}",
             serde_json::json!({
                 "bench": "gpu-2kib", "device": dev, "cores": cores, "runs": runs,
-                "gpu_s": gpu_s, "gpu_staged_s": staged_s, "pin_s": pin_s, "gpu_staged_median_s": median(&staged_s),
+                "gpu_s": gpu_s, "prepare_s": prep_s, "gpu_locked_s": locked_s, "prepare_locked_s": prep_locked_s,
+                "gpu_locked_median_s": median(&locked_s), "gpu_unprepared_s": inline_s, "gpu_unprepared_median_s": median(&inline_s),
                 "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
                 "synthesis_s": synth_s, "identical": identical, "verified": verified,
                 "gpu_phases_ms_last": phases_json(&last),
@@ -596,18 +607,29 @@ mod gpu {
         let t = Instant::now();
         let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
         println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
-        let (mut wall_s, mut gpu_ms, mut events_ms, mut cpu_mode_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut staged_s, mut staged_events_ms, mut pin_s) = (Vec::new(), Vec::new(), Vec::new());
-        let mut last = PhaseTimings::default();
         let first_bytes = bytes(&first.proof);
         let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
-        // (B_G2 on the GPU, a/b/c page-locked first); the page-locked GPU mode is the one reported.
-        for (mode, pinned) in [(false, false), (true, false), (true, true)] {
-            gpu.set_b_g2_on_gpu(mode);
-            for i in 0..if mode { runs } else { cpu_b_g2_runs } {
+        // Modes: (name, B_G2 on the GPU, prepared beforehand as the engine's synthesis threads
+        // do (Some(page-lock)) or not, runs). The last is the headline: everything the CPU can do
+        // before the GPU stage done before it.
+        let modes = [
+            ("b_g2_on_cpu", false, None, cpu_b_g2_runs),
+            ("unprepared", true, None, runs),
+            ("prepared", true, Some(false), runs),
+            ("prepared_locked", true, Some(true), runs),
+        ];
+        let mut results = serde_json::Map::new();
+        let mut summary = Vec::new();
+        let mut last = PhaseTimings::default();
+        let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, on_gpu, prep, n) in modes {
+            gpu.set_b_g2_on_gpu(on_gpu);
+            (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
+            let mut prep_s = Vec::new();
+            for i in 0..n {
                 let mut a = synthetic::clone_assignment(&asg);
-                if pinned {
-                    pin_s.push(gpu.pin(&mut a).expect("page-locking a, b, c").as_secs_f64());
+                if let Some(lock) = prep {
+                    prep_s.push(gpu.prepare_with(&mut a, lock).expect("preparing").as_secs_f64());
                 }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
@@ -615,46 +637,41 @@ mod gpu {
                 assert_eq!(bytes(&p.proof), first_bytes, "GPU proofs with equal r, s differ");
                 let get =
                     |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
-                println!(
-                    "run {i} (B_G2 on {}, a/b/c {}): {wall:.3}s  {}",
-                    if mode { "GPU" } else { "CPU" },
-                    if pinned { "page-locked" } else { "staged" },
-                    phases_ms(&p.phases)
-                );
-                if mode && !pinned {
-                    staged_s.push(wall);
-                    staged_events_ms.push(get("gpu_events_total"));
-                } else if mode {
-                    wall_s.push(wall);
-                    gpu_ms.push(get("gpu_wall"));
-                    events_ms.push(get("gpu_events_total"));
-                    last = p.phases;
-                } else {
-                    cpu_mode_s.push(wall);
-                }
+                println!("run {i} ({name}): {wall:.3}s  {}", phases_ms(&p.phases));
+                wall_s.push(wall);
+                events_ms.push(get("gpu_events_total"));
+                gpu_ms.push(get("gpu_wall"));
+                last = p.phases;
             }
+            if n > 0 {
+                summary.push(format!(
+                    "{name}: wall {:.3}s, CUDA events {:.1} ms{}",
+                    median(&wall_s),
+                    median(&events_ms),
+                    if prep.is_some() { format!(" (prepared in {:.3}s)", median(&prep_s)) } else { String::new() }
+                ));
+            }
+            results.insert(
+                name.into(),
+                serde_json::json!({"wall_s": wall_s, "gpu_events_ms": events_ms, "gpu_wall_ms": gpu_ms, "prepare_s": prep_s}),
+            );
         }
         let (mw, mg, me) = (median(&wall_s), median(&gpu_ms), median(&events_ms));
         let mc = constraints as f64 / 1e6;
         println!(
-            "2^{log} ({constraints} constraints): backend wall median {mw:.3}s ({:.1} ms per million constraints); \
-             GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million constraints), a/b/c \
-             page-locked beforehand in {:.3}s; staged upload instead: wall {:.3}s, CUDA events {:.1} ms; \
-             with B_G2 on CPU threads instead: {:.3}s",
+            "2^{log} ({constraints} constraints), prepared + page-locked: backend wall median {mw:.3}s ({:.1} ms per \
+             million constraints); GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million \
+             constraints). By mode: {}",
             mw * 1e3 / mc,
             me / mc,
-            median(&pin_s),
-            median(&staged_s),
-            median(&staged_events_ms),
-            median(&cpu_mode_s)
+            summary.join("; ")
         );
         println!(
             "{}",
             serde_json::json!({
                 "bench": "gpu-synthetic", "log": log, "constraints": constraints, "runs": runs,
                 "device": gpu.device_info(0).map(|d| d.name).unwrap_or_default(),
-                "wall_s": wall_s, "gpu_wall_ms": gpu_ms, "gpu_events_ms": events_ms, "b_g2_on_cpu_wall_s": cpu_mode_s,
-                "pin_s": pin_s, "staged_wall_s": staged_s, "staged_events_ms": staged_events_ms,
+                "modes": results, "median_wall_s": mw, "median_gpu_events_ms": me,
                 "phases_ms_last": phases_json(&last),
                 "mix": [mix.zero, mix.one, mix.a_density, mix.b_density],
             })

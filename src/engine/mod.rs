@@ -121,10 +121,17 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend)),
         #[cfg(feature = "cuda")]
-        "cuda" => Ok(Box::new(crate::prover::CudaBackend::new()?)),
+        "cuda" => {
+            let b = crate::prover::CudaBackend::new()?;
+            b.set_page_lock(config.gpu_page_lock);
+            Ok(Box::new(b))
+        }
         #[cfg(feature = "cuda")]
         "auto" => match crate::prover::CudaBackend::new() {
-            Ok(b) => Ok(Box::new(b)),
+            Ok(b) => {
+                b.set_page_lock(config.gpu_page_lock);
+                Ok(Box::new(b))
+            }
             Err(e) => {
                 log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend))

@@ -101,8 +101,8 @@ impl Backend for CpuBackend {
         let check = || if cancelled() { Err(err!(Cancelled, "cancelled while proving")) } else { Ok(()) };
         let p = &srs.params;
         let mut t = PhaseTimings::default();
-        let Assignment { pin, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
-        drop(pin); // page-locking (a GPU backend's) is of no use here; undone while a, b, c live
+        let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        drop(prepared); // another backend's (page-locking, say): released while a, b, c live
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
         let (domain, h, spent) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));

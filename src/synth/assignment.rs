@@ -15,14 +15,16 @@ pub struct SizeHint {
     pub aux: usize,
 }
 
-/// Keeps an assignment's a, b, c page-locked for a GPU backend ([`crate::prover::Backend::prepare`])
-/// and unlocks them when dropped.
-pub type HostPin = Box<dyn std::any::Any + Send + Sync>;
+/// A backend's own work on an assignment, done after synthesis by
+/// [`crate::prover::Backend::prepare`] (the CUDA backend's witness classification and, when
+/// configured, page-locking of a, b, c, undone when this is dropped).
+pub type Prepared = Box<dyn std::any::Any + Send + Sync>;
 
 pub struct Assignment {
-    /// Set by a backend's `prepare`. The first field, so that dropping an assignment unlocks the
-    /// pages before the vectors are freed; code that takes the vectors apart keeps that order.
-    pub pin: Option<HostPin>,
+    /// Set by a backend's `prepare`. The first field, so that dropping an assignment drops it
+    /// (unlocking pages it locked) before the vectors are freed; code that takes the vectors
+    /// apart keeps that order.
+    pub prepared: Option<Prepared>,
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
@@ -37,7 +39,7 @@ pub struct Assignment {
 impl Assignment {
     pub fn with_hint(h: SizeHint) -> Self {
         Assignment {
-            pin: None,
+            prepared: None,
             a: Vec::with_capacity(h.constraints),
             b: Vec::with_capacity(h.constraints),
             c: Vec::with_capacity(h.constraints),

@@ -8,7 +8,7 @@ mod toy;
 
 use std::sync::Arc;
 
-pub use assignment::{Assignment, HostPin, SizeHint};
+pub use assignment::{Assignment, Prepared, SizeHint};
 pub use toy::Toy;
 
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};

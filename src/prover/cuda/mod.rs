@@ -148,12 +148,20 @@ pub struct CudaBackend {
     devices: Vec<Device>,
     next: AtomicUsize,
     b_g2_on_gpu: AtomicBool,
-    pin_abc: AtomicBool,
+    page_lock: AtomicBool,
+}
+
+/// What [`Backend::prepare`] leaves on an assignment for this backend.
+struct Prepared {
+    /// a, b, c page-locked ([`CudaBackend::set_page_lock`]).
+    pin: Option<ffi::HostPin>,
+    /// The witness classified (0 / 1 / other per query), so the GPU does not wait for it.
+    classes: [SparseScalars; 3],
 }
 
 /// An assignment's a, b, c with their page-locking, which is released first (field order).
 struct Abc {
-    pin: Option<crate::synth::HostPin>,
+    pin: Option<ffi::HostPin>,
     a: Vec<Scalar>,
     b: Vec<Scalar>,
     c: Vec<Scalar>,
@@ -254,17 +262,22 @@ fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
 
 /// Classify the witness for the L, A and B queries (in parallel).
 fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
+    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density)
+}
+
+fn classify_parts(
+    input: &[Scalar],
+    aux: &[Scalar],
+    a_aux: &DensityTracker,
+    b_input: &DensityTracker,
+    b_aux: &DensityTracker,
+) -> Result<[SparseScalars; 3]> {
     let (l, (a, b)) = rayon::join(
-        || classify(&[(w.aux.as_slice(), None)]),
+        || classify(&[(aux, None)]),
         || {
             rayon::join(
-                || classify(&[(w.input.as_slice(), None), (w.aux.as_slice(), Some(w.a_aux_density.bv.as_bitslice()))]),
-                || {
-                    classify(&[
-                        (w.input.as_slice(), Some(w.b_input_density.bv.as_bitslice())),
-                        (w.aux.as_slice(), Some(w.b_aux_density.bv.as_bitslice())),
-                    ])
-                },
+                || classify(&[(input, None), (aux, Some(a_aux.bv.as_bitslice()))]),
+                || classify(&[(input, Some(b_input.bv.as_bitslice())), (aux, Some(b_aux.bv.as_bitslice()))]),
             )
         },
     );
@@ -319,29 +332,35 @@ impl CudaBackend {
             devices.push(Device { index: i, info, state: Mutex::new(None) });
         }
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        let pin_abc = !matches!(std::env::var("CUZK_CUDA_PIN").as_deref(), Ok("0"));
         Ok(CudaBackend {
             devices,
             next: AtomicUsize::new(0),
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
-            pin_abc: AtomicBool::new(pin_abc),
+            page_lock: AtomicBool::new(false),
         })
     }
 
-    /// Page-lock a, b, c in [`Backend::prepare`] (default; `CUZK_CUDA_PIN=0` at construction
-    /// turns it off): their upload then runs at bus speed instead of through staging copies.
-    pub fn set_pin_abc(&self, on: bool) {
-        self.pin_abc.store(on, Ordering::Relaxed);
+    /// Also page-lock a, b, c in [`Backend::prepare`] (engine config `gpu_page_lock`; off by
+    /// default): their upload then runs at bus speed (~50 GB/s on an H200 host instead of
+    /// ~16 GB/s staged) for ~20 GB/s of locking on the synthesis thread — a gain where the
+    /// GPU is the bottleneck, a loss where synthesis is (BENCHMARKS.md).
+    pub fn set_page_lock(&self, on: bool) {
+        self.page_lock.store(on, Ordering::Relaxed);
     }
 
-    /// Page-lock `asg`'s a, b, c now (whatever [`CudaBackend::set_pin_abc`] says); for
-    /// benchmarks and [`Backend::prepare`]. Returns the time it took.
-    pub fn pin(&self, asg: &mut Assignment) -> Result<Duration> {
+    /// [`Backend::prepare`] with page-locking on or off whatever [`CudaBackend::set_page_lock`]
+    /// says (benchmarks compare both). Classifies the witness; nothing is done twice.
+    pub fn prepare_with(&self, asg: &mut Assignment, page_lock: bool) -> Result<Duration> {
         let t = Instant::now();
-        if asg.pin.is_none() {
-            let range = |v: &Vec<Scalar>| (v.as_ptr().cast(), v.capacity() * std::mem::size_of::<Scalar>());
-            asg.pin = Some(Box::new(ffi::HostPin::lock(&[range(&asg.a), range(&asg.b), range(&asg.c)])?));
+        if asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
+            return Ok(t.elapsed());
         }
+        // Only the filled part: locking untouched capacity would fault those pages in first.
+        let range = |v: &Vec<Scalar>| (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice()));
+        let pin = if page_lock { Some(ffi::HostPin::lock(&[range(&asg.a), range(&asg.b), range(&asg.c)])?) } else { None };
+        let classes =
+            classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+        asg.prepared = Some(Box::new(Prepared { pin, classes }));
         Ok(t.elapsed())
     }
 
@@ -516,8 +535,13 @@ impl CudaBackend {
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
-        let Assignment { pin, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
-        // At once into one struct: its drop order (pin first) is the one a, b, c need.
+        let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        // At once into one struct: its drop order (pin first) is the one a, b, c need. State of
+        // another backend is released here, before a, b, c, too.
+        let (pin, classes) = match prepared.map(|p| p.downcast::<Prepared>()) {
+            Some(Ok(p)) => (p.pin, Some(p.classes)),
+            _ => (None, None),
+        };
         let abc = Abc { pin, a, b, c };
         let (a, b, c) = (&abc.a, &abc.b, &abc.c);
         check_shape(srs, a.len(), input.len(), aux.len())?;
@@ -540,7 +564,7 @@ impl CudaBackend {
         };
 
         let pinned = abc.pin.is_some();
-        let (parts, q) = self.run_gpu(srs, (a, b, c), &witness, None, false, on_gpu, Some(r), pinned, &mut t)?;
+        let (parts, q) = self.run_gpu(srs, (a, b, c), &witness, classes, false, on_gpu, Some(r), pinned, &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
@@ -585,7 +609,7 @@ impl CudaBackend {
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
-        let pinned = asg.pin.is_some();
+        let pinned = asg.prepared.as_ref().and_then(|p| p.downcast_ref::<Prepared>()).is_some_and(|p| p.pin.is_some());
         let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, pinned, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
@@ -622,10 +646,7 @@ impl Backend for CudaBackend {
     }
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
-        if !self.pin_abc.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        self.pin(assignment).map(Some)
+        self.prepare_with(assignment, self.page_lock.load(Ordering::Relaxed)).map(Some)
     }
 }
 

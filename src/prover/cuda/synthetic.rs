@@ -189,7 +189,7 @@ pub fn porep_like_assignment(constraints: usize, inputs: usize, aux: usize, mix:
     let mut b_in: BitVec = BitVec::repeat(false, input.len());
     b_in.set(0, true);
     Assignment {
-        pin: None,
+        prepared: None,
         a_aux_density: tracker(bits(aux.len(), mix.a_density, seed ^ 14)),
         b_input_density: tracker(b_in),
         b_aux_density: tracker(bits(aux.len(), mix.b_density, seed ^ 15)),
@@ -204,7 +204,7 @@ pub fn porep_like_assignment(constraints: usize, inputs: usize, aux: usize, mix:
 /// A field-by-field copy (`Assignment` is consumed by `prove`).
 pub fn clone_assignment(x: &Assignment) -> Assignment {
     Assignment {
-        pin: None,
+        prepared: None,
         a: x.a.clone(),
         b: x.b.clone(),
         c: x.c.clone(),
