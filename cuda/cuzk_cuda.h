@@ -56,8 +56,6 @@ enum {
     CUZK_CUDA_FOLD = 4,        /* fold the significant L and r·B_G1 scalars into the H MSM:
                                   out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
                                   (one Pippenger instead of three; the proof only needs that sum) */
-    CUZK_CUDA_ABC_PINNED = 8,  /* a, b, c are page-locked (cuzk_cuda_host_register): copied to the
-                                  device directly, at bus speed, instead of through staging slots */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c, constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
@@ -83,7 +81,7 @@ typedef struct {
 } cuzk_cuda_prove_in;
 
 enum {
-    CUZK_CUDA_PH_UPLOAD = 0,        /* a, b, c to the device (copy stream; staged unless ABC_PINNED) */
+    CUZK_CUDA_PH_UPLOAD = 0,        /* a, b, c through pinned staging (copy stream) */
     CUZK_CUDA_PH_NTT = 1,           /* last upload done → H ready: the NTT time not hidden */
     CUZK_CUDA_PH_H_DOWNLOAD = 2,
     CUZK_CUDA_PH_MSM_H = 3,         /* sparse stage; with FOLD it includes L and B_G1 sig */
@@ -136,12 +134,6 @@ cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint6
                                    uint64_t nl, const void* a, uint64_t na, const void* b_g1, uint64_t nb,
                                    const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms);
 void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
-
-/* Page-lock host memory [p, p + bytes) for every device (cudaHostRegisterPortable), so that copies
- * from it run at bus speed. Done off the GPU's critical path (after synthesis); the caller must
- * call cuzk_cuda_host_unregister(p) before freeing the memory. */
-cuzk_cuda_status cuzk_cuda_host_register(const void* p, uint64_t bytes);
-cuzk_cuda_status cuzk_cuda_host_unregister(const void* p);
 
 /* The stages (CUZK_CUDA_STAGE_* bits) of one partition: H polynomial and ΣH, then the sparse
  * MSMs (L, A, B_G1 and optionally B_G2). Synchronous. */

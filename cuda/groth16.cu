@@ -156,24 +156,6 @@ void cuzk_cuda_srs_free(cuzk_cuda_srs* srs)
     }
 }
 
-cuzk_cuda_status cuzk_cuda_host_register(const void* p, uint64_t bytes)
-{
-    return guard([&] {
-        if (p == nullptr || bytes == 0)
-            throw invalid("host range is NULL or empty");
-        CUDA_OK(cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterPortable));
-    });
-}
-
-cuzk_cuda_status cuzk_cuda_host_unregister(const void* p)
-{
-    return guard([&] {
-        if (p == nullptr)
-            throw invalid("host pointer is NULL");
-        CUDA_OK(cudaHostUnregister(const_cast<void*>(p)));
-    });
-}
-
 cuzk_cuda_status cuzk_cuda_prove(cuzk_cuda_workspace* ws, const cuzk_cuda_srs* srs,
                                  const cuzk_cuda_prove_in* in, cuzk_cuda_prove_out* out, uint32_t stages)
 {

@@ -293,8 +293,7 @@ inline void check_sparse(const char* what, const cuzk_cuda_sparse& q, size_t nba
             throw invalid(w + ": significant index " + std::to_string(q.sig_idx[k]) + " out of range");
 }
 
-// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain; straight from the
-// caller's memory when it is page-locked, else through the staging slots); each vector's
+// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); each vector's
 // iNTT + coset NTT starts on the compute stream as soon as it has arrived; then H. ΣH runs in
 // the sparse stage, which may fold more scalars into it.
 inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_cuda_prove_out& out)
@@ -320,10 +319,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded.
     ev[0].record(ws.copy);
     for (int i = 0; i < 3; i++) {
-        if (in.flags & CUZK_CUDA_ABC_PINNED)
-            CUDA_OK(cudaMemcpyAsync(dev_abc[i], host_abc[i], m * sizeof(fr_t), cudaMemcpyHostToDevice, ws.copy));
-        else
-            upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
+        upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
         if (m < n)
             CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), ws.copy));
         ev[1 + i].record(ws.copy);

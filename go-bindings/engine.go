@@ -59,9 +59,6 @@ type Config struct {
 	JobTTL time.Duration
 	// DrainOnClose: Close finishes jobs in flight instead of cancelling them.
 	DrainOnClose bool
-	// GPUPageLock (CUDA backend): page-lock each partition's a, b, c after synthesis so the
-	// GPU copies them at bus speed; pays off where the GPU, not synthesis, is the bottleneck.
-	GPUPageLock bool
 }
 
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
@@ -76,7 +73,6 @@ type configJSON struct {
 	SRSCacheDir      string `json:"srs_cache_dir,omitempty"`
 	JobTTLSecs       uint64 `json:"job_ttl_secs,omitempty"`
 	DrainOnFree      bool   `json:"drain_on_free,omitempty"`
-	GPUPageLock      bool   `json:"gpu_page_lock,omitempty"`
 }
 
 func (c Config) marshal() ([]byte, error) {
@@ -93,7 +89,6 @@ func (c Config) marshal() ([]byte, error) {
 		SRSCacheDir:      c.SRSCacheDir,
 		JobTTLSecs:       uint64((c.JobTTL + time.Second - 1) / time.Second),
 		DrainOnFree:      c.DrainOnClose,
-		GPUPageLock:      c.GPUPageLock,
 	}
 	if c.SkipVerify {
 		f := false

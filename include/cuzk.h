@@ -143,8 +143,7 @@ void cuzk_string_free(char *s);
 // `memory_budget_mib` (0 = auto: 90 % of available memory at start less resident SRSes),
 // `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
 // `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,
-// `drain_on_free` (bool), `gpu_page_lock` (bool, CUDA: page-lock a, b, c after synthesis).
-// Unknown keys are an error.
+// `drain_on_free` (bool). Unknown keys are an error.
 //
 // On success `*out` owns the new engine; free it with `cuzk_engine_free`.
 //

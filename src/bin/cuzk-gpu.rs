@@ -8,7 +8,7 @@
 //!                                        part-by-part checks, verification, device-memory loop
 //!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N] [--cpu-b-g2-runs N]
 //!                                        warm GPU prove time of the 2 KiB partition with CUDA-event
-//!                                        phases (a/b/c page-locked or staged; B_G2 on CPU threads if
+//!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
 //!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
 //!                            [--export-witness DIR] [--export-params FILE]
@@ -215,13 +215,13 @@ mod gpu {
         let t = Instant::now();
         let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
         let cpu_s = t.elapsed().as_secs_f64();
-        // The parts above went through the staged upload and inline classification; the whole
-        // proof takes the prepared path (classified beforehand, a, b, c page-locked).
+        // The parts above classified the witness inline; the whole proof takes the engine's
+        // path (classified beforehand, by `prepare`).
         let mut asg = asg;
-        let pinned = match gpu.prepare_with(&mut asg, true) {
+        let prepared = match gpu.prepare_now(&mut asg) {
             Ok(_) => true,
             Err(e) => {
-                println!("  note {name}: page-locking a, b, c failed ({e}); staged upload");
+                println!("  note {name}: prepare failed ({e}); classified inline");
                 false
             }
         };
@@ -239,7 +239,7 @@ mod gpu {
         let verified = if verify { Some(verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false)) } else { None };
         let ok = bad.is_empty() && same && verified != Some(false);
         println!(
-            "{} {name}: parts {} identical {same} (pinned {pinned}) verified {} cpu {:.3}s gpu {:.3}s",
+            "{} {name}: parts {} identical {same} (prepared {prepared}) verified {} cpu {:.3}s gpu {:.3}s",
             if ok { "PASS" } else { "FAIL" },
             if bad.is_empty() { "all ok".to_string() } else { format!("MISMATCH {bad:?}") },
             verified.map_or("n/a".into(), |v| v.to_string()),
@@ -466,7 +466,7 @@ mod gpu {
         let mut same = true;
         for _ in 1..n {
             let mut a = synthetic::clone_assignment(&asg);
-            gpu.prepare_with(&mut a, true).expect("preparing a, b, c");
+            gpu.prepare_now(&mut a).expect("preparing");
             let p = gpu.prove(&srs, a, r, s).expect("proof").proof;
             same &= bytes(&p) == bytes(&first);
         }
@@ -505,23 +505,21 @@ mod gpu {
             phases_ms(&first.phases)
         );
         let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
-        let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut locked_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut prep_s, mut prep_locked_s) = (Vec::new(), Vec::new());
+        let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut last = PhaseTimings::default();
-        // (B_G2 on the GPU, prepared beforehand (as the engine's synthesis threads do: classify,
-        // and page-lock when configured) or not, runs, samples); the engine default is `gpu_s`.
+        // (B_G2 on the GPU, classified beforehand as the engine's synthesis threads do, runs,
+        // samples); the engine's path last: it is `gpu_s` and what `last` shows.
         let modes = [
-            (false, None, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s),
-            (true, None, runs, &mut inline_s),
-            (true, Some((false, &mut prep_s)), runs, &mut gpu_s),
-            (true, Some((true, &mut prep_locked_s)), runs, &mut locked_s),
+            (false, false, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s),
+            (true, false, runs, &mut inline_s),
+            (true, true, runs, &mut gpu_s),
         ];
-        for (on_gpu, mut prep, n, out) in modes {
+        for (on_gpu, prep, n, out) in modes {
             gpu.set_b_g2_on_gpu(on_gpu);
             for i in 0..n {
                 let mut a = synthetic::clone_assignment(&asg);
-                if let Some((lock, took)) = prep.as_mut() {
-                    took.push(gpu.prepare_with(&mut a, *lock).expect("preparing").as_secs_f64());
+                if prep {
+                    prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
                 }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
@@ -530,7 +528,7 @@ mod gpu {
                 println!(
                     "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
                     if on_gpu { "GPU" } else { "CPU" },
-                    match prep { None => "unprepared", Some((false, _)) => "prepared", Some((true, _)) => "prepared + page-locked" },
+                    if prep { "prepared" } else { "unprepared" },
                     phases_ms(&p.phases)
                 );
                 out.push(wall);
@@ -554,12 +552,9 @@ mod gpu {
         let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
         println!(
             "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s prepared (as in \
-             the engine: classified beforehand, {:.3}s); prepared + page-locked {:.3}s (prepare {:.3}s); unprepared \
-             {:.3}s; B_G2 on CPU threads {:.3}s; cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, \
-             verified {verified}",
+             the engine: classified beforehand, {:.3}s); unprepared {:.3}s; B_G2 on CPU threads {:.3}s; \
+             cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, verified {verified}",
             median(&prep_s),
-            median(&locked_s),
-            median(&prep_locked_s),
             median(&inline_s),
             median(&gpu_cpu_b_g2_s),
             mc / mg
@@ -568,8 +563,7 @@ mod gpu {
             "{}",
             serde_json::json!({
                 "bench": "gpu-2kib", "device": dev, "cores": cores, "runs": runs,
-                "gpu_s": gpu_s, "prepare_s": prep_s, "gpu_locked_s": locked_s, "prepare_locked_s": prep_locked_s,
-                "gpu_locked_median_s": median(&locked_s), "gpu_unprepared_s": inline_s, "gpu_unprepared_median_s": median(&inline_s),
+                "gpu_s": gpu_s, "prepare_s": prep_s, "gpu_unprepared_s": inline_s, "gpu_unprepared_median_s": median(&inline_s),
                 "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
                 "synthesis_s": synth_s, "identical": identical, "verified": verified,
                 "gpu_phases_ms_last": phases_json(&last),
@@ -609,14 +603,12 @@ mod gpu {
         println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
         let first_bytes = bytes(&first.proof);
         let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
-        // Modes: (name, B_G2 on the GPU, prepared beforehand as the engine's synthesis threads
-        // do (Some(page-lock)) or not, runs). The last is the headline: everything the CPU can do
-        // before the GPU stage done before it.
+        // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
+        // threads do, runs). The last, the engine's path, is the headline.
         let modes = [
-            ("b_g2_on_cpu", false, None, cpu_b_g2_runs),
-            ("unprepared", true, None, runs),
-            ("prepared", true, Some(false), runs),
-            ("prepared_locked", true, Some(true), runs),
+            ("b_g2_on_cpu", false, false, cpu_b_g2_runs),
+            ("unprepared", true, false, runs),
+            ("prepared", true, true, runs),
         ];
         let mut results = serde_json::Map::new();
         let mut summary = Vec::new();
@@ -628,8 +620,8 @@ mod gpu {
             let mut prep_s = Vec::new();
             for i in 0..n {
                 let mut a = synthetic::clone_assignment(&asg);
-                if let Some(lock) = prep {
-                    prep_s.push(gpu.prepare_with(&mut a, lock).expect("preparing").as_secs_f64());
+                if prep {
+                    prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
                 }
                 let t = Instant::now();
                 let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
@@ -648,7 +640,7 @@ mod gpu {
                     "{name}: wall {:.3}s, CUDA events {:.1} ms{}",
                     median(&wall_s),
                     median(&events_ms),
-                    if prep.is_some() { format!(" (prepared in {:.3}s)", median(&prep_s)) } else { String::new() }
+                    if prep { format!(" (prepared in {:.3}s)", median(&prep_s)) } else { String::new() }
                 ));
             }
             results.insert(
@@ -659,7 +651,7 @@ mod gpu {
         let (mw, mg, me) = (median(&wall_s), median(&gpu_ms), median(&events_ms));
         let mc = constraints as f64 / 1e6;
         println!(
-            "2^{log} ({constraints} constraints), prepared + page-locked: backend wall median {mw:.3}s ({:.1} ms per \
+            "2^{log} ({constraints} constraints), prepared: backend wall median {mw:.3}s ({:.1} ms per \
              million constraints); GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million \
              constraints). By mode: {}",
             mw * 1e3 / mc,

@@ -36,10 +36,6 @@ pub struct EngineConfig {
     pub job_ttl_secs: u64,
     /// On engine free: finish in-flight jobs (true) or cancel them (false).
     pub drain_on_free: bool,
-    /// CUDA backend: page-lock each partition's a, b, c on its synthesis thread so the GPU
-    /// copies them at bus speed. Worth it where the GPU, not synthesis, is the bottleneck
-    /// (BENCHMARKS.md: 2^27 partition 2.27 → 1.95 s of GPU time for 0.6 s of locking).
-    pub gpu_page_lock: bool,
 }
 
 impl Default for EngineConfig {
@@ -55,7 +51,6 @@ impl Default for EngineConfig {
             srs_cache_dir: None,
             job_ttl_secs: 3600,
             drain_on_free: false,
-            gpu_page_lock: false,
         }
     }
 }
@@ -109,8 +104,6 @@ mod tests {
     fn parses_defaults_and_rejects_typos() {
         assert!(EngineConfig::from_json("").unwrap().verify);
         assert!(!EngineConfig::from_json(r#"{"verify": false}"#).unwrap().verify);
-        assert!(!EngineConfig::default().gpu_page_lock);
-        assert!(EngineConfig::from_json(r#"{"gpu_page_lock": true}"#).unwrap().gpu_page_lock);
         let e = EngineConfig::from_json(r#"{"verfy": false}"#).unwrap_err();
         assert!(e.message.contains("verfy"), "{}", e.message);
         assert!(EngineConfig::from_json(r#"{"backend": "gpu"}"#).is_err());

@@ -121,17 +121,10 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend)),
         #[cfg(feature = "cuda")]
-        "cuda" => {
-            let b = crate::prover::CudaBackend::new()?;
-            b.set_page_lock(config.gpu_page_lock);
-            Ok(Box::new(b))
-        }
+        "cuda" => Ok(Box::new(crate::prover::CudaBackend::new()?)),
         #[cfg(feature = "cuda")]
         "auto" => match crate::prover::CudaBackend::new() {
-            Ok(b) => {
-                b.set_page_lock(config.gpu_page_lock);
-                Ok(Box::new(b))
-            }
+            Ok(b) => Ok(Box::new(b)),
             Err(e) => {
                 log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend))

@@ -102,7 +102,7 @@ impl Backend for CpuBackend {
         let p = &srs.params;
         let mut t = PhaseTimings::default();
         let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
-        drop(prepared); // another backend's (page-locking, say): released while a, b, c live
+        drop(prepared); // another backend's; of no use here
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
         let (domain, h, spent) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));

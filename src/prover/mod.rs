@@ -76,9 +76,9 @@ pub trait Backend: Send + Sync {
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof>;
 
     /// Work a backend wants done on the synthesis thread once a partition is synthesized, off
-    /// its own critical path (the CUDA backend page-locks a, b, c so their upload runs at bus
-    /// speed). Returns the time spent, or None when there was nothing to do. An error leaves the
-    /// assignment as it was and is no reason to fail the job.
+    /// its own critical path (the CUDA backend classifies the witness's scalars). Returns the
+    /// time spent, or None when there was nothing to do. An error leaves the assignment as it
+    /// was and is no reason to fail the job.
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
         let _ = assignment;
         Ok(None)

@@ -16,14 +16,11 @@ pub struct SizeHint {
 }
 
 /// A backend's own work on an assignment, done after synthesis by
-/// [`crate::prover::Backend::prepare`] (the CUDA backend's witness classification and, when
-/// configured, page-locking of a, b, c, undone when this is dropped).
+/// [`crate::prover::Backend::prepare`] (the CUDA backend's witness classification).
 pub type Prepared = Box<dyn std::any::Any + Send + Sync>;
 
 pub struct Assignment {
-    /// Set by a backend's `prepare`. The first field, so that dropping an assignment drops it
-    /// (unlocking pages it locked) before the vectors are freed; code that takes the vectors
-    /// apart keeps that order.
+    /// Set by a backend's `prepare`.
     pub prepared: Option<Prepared>,
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,

@@ -47,8 +47,6 @@ pub const SKIP_MSM_H: u32 = 1;
 pub const B_G2: u32 = 2;
 /// Fold the significant L and r·B_G1 scalars into the H MSM (see cuzk_cuda.h).
 pub const FOLD: u32 = 4;
-/// a, b, c are page-locked ([`HostPin`]): copied straight to the device.
-pub const ABC_PINNED: u32 = 8;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 
@@ -144,8 +142,6 @@ extern "C" {
         upload_ms: *mut f32,
     ) -> Status;
     fn cuzk_cuda_srs_free(srs: *mut RawSrs);
-    fn cuzk_cuda_host_register(p: *const c_void, bytes: u64) -> Status;
-    fn cuzk_cuda_host_unregister(p: *const c_void) -> Status;
     fn cuzk_cuda_prove(
         ws: *mut RawWorkspace,
         srs: *const RawSrs,
@@ -234,38 +230,6 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     .map_err(to_err("device info"))?;
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     Ok(DeviceInfo { name, free_bytes, total_bytes })
-}
-
-/// Host memory ranges page-locked for every device (`cuzk_cuda_host_register`); unlocked when
-/// dropped, which must happen before the memory is freed (see [`crate::synth::Assignment::pin`]).
-pub struct HostPin(Vec<*const c_void>);
-
-// SAFETY: holds addresses only to unregister them; the CUDA calls have no thread affinity.
-unsafe impl Send for HostPin {}
-unsafe impl Sync for HostPin {}
-
-impl HostPin {
-    /// Lock every non-empty `(pointer, bytes)` range, or none (an error unlocks those done).
-    pub fn lock(ranges: &[(*const c_void, usize)]) -> Result<HostPin> {
-        let mut pin = HostPin(Vec::with_capacity(ranges.len()));
-        for &(p, bytes) in ranges.iter().filter(|r| r.1 > 0) {
-            // SAFETY: the caller's live allocation of at least `bytes` bytes.
-            check(unsafe { cuzk_cuda_host_register(p, bytes as u64) }).map_err(to_err("page-locking host memory"))?;
-            pin.0.push(p);
-        }
-        Ok(pin)
-    }
-}
-
-impl Drop for HostPin {
-    fn drop(&mut self) {
-        for &p in &self.0 {
-            // SAFETY: registered by `lock`, still allocated (the owner drops the pin first).
-            if let Err(e) = check(unsafe { cuzk_cuda_host_unregister(p) }) {
-                log::warn!("unlocking host memory at {p:?}: {e}");
-            }
-        }
-    }
 }
 
 /// Owner of a per-device workspace (stream, events, scratch buffers).

@@ -3,8 +3,9 @@
 //! are byte-identical to the CPU backend's.
 //!
 //! ```text
+//! prepare (synthesis thread): classify the witness (0 / 1 / other scalars per query)
 //! prove_start: lock device ─ SRS in VRAM? ─ stage H: upload a,b,c (copy stream) ─┬ NTTs per vector ┐
-//!              classify the witness (CPU, rayon) ──── concurrently ───────────────┴─────────────────┤
+//!              (unprepared: classify on CPU threads ── concurrently ──────────────┴─────────────────┤)
 //!              stage sparse: bitmaps ─ batch additions (ones) ─ ΣH with the significant L and
 //!              r·B_G1 terms folded in ─ A (and, on a second host thread, B_G2) Pippenger ─ unlock
 //! prove_finish: B_G2 from CPU threads if so configured, assemble (cpu::assemble)
@@ -148,24 +149,11 @@ pub struct CudaBackend {
     devices: Vec<Device>,
     next: AtomicUsize,
     b_g2_on_gpu: AtomicBool,
-    page_lock: AtomicBool,
 }
 
-/// What [`Backend::prepare`] leaves on an assignment for this backend.
-struct Prepared {
-    /// a, b, c page-locked ([`CudaBackend::set_page_lock`]).
-    pin: Option<ffi::HostPin>,
-    /// The witness classified (0 / 1 / other per query), so the GPU does not wait for it.
-    classes: [SparseScalars; 3],
-}
-
-/// An assignment's a, b, c with their page-locking, which is released first (field order).
-struct Abc {
-    pin: Option<ffi::HostPin>,
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
-}
+/// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
+/// (0 / 1 / other per query), so that the GPU does not wait for the CPU to do it.
+struct Prepared([SparseScalars; 3]);
 
 enum BG2 {
     Done(G2Projective),
@@ -332,35 +320,19 @@ impl CudaBackend {
             devices.push(Device { index: i, info, state: Mutex::new(None) });
         }
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        Ok(CudaBackend {
-            devices,
-            next: AtomicUsize::new(0),
-            b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
-            page_lock: AtomicBool::new(false),
-        })
+        Ok(CudaBackend { devices, next: AtomicUsize::new(0), b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu) })
     }
 
-    /// Also page-lock a, b, c in [`Backend::prepare`] (engine config `gpu_page_lock`; off by
-    /// default): their upload then runs at bus speed (~50 GB/s on an H200 host instead of
-    /// ~16 GB/s staged) for ~20 GB/s of locking on the synthesis thread — a gain where the
-    /// GPU is the bottleneck, a loss where synthesis is (BENCHMARKS.md).
-    pub fn set_page_lock(&self, on: bool) {
-        self.page_lock.store(on, Ordering::Relaxed);
-    }
-
-    /// [`Backend::prepare`] with page-locking on or off whatever [`CudaBackend::set_page_lock`]
-    /// says (benchmarks compare both). Classifies the witness; nothing is done twice.
-    pub fn prepare_with(&self, asg: &mut Assignment, page_lock: bool) -> Result<Duration> {
+    /// [`Backend::prepare`]: classify the witness now (the synthesis thread's time, not the
+    /// GPU's: at 2^27 it takes ~0.6 s and competes with the a, b, c upload for memory
+    /// bandwidth). Done once; returns the time it took.
+    pub fn prepare_now(&self, asg: &mut Assignment) -> Result<Duration> {
         let t = Instant::now();
-        if asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
-            return Ok(t.elapsed());
+        if !asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
+            let classes =
+                classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+            asg.prepared = Some(Box::new(Prepared(classes)));
         }
-        // Only the filled part: locking untouched capacity would fault those pages in first.
-        let range = |v: &Vec<Scalar>| (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice()));
-        let pin = if page_lock { Some(ffi::HostPin::lock(&[range(&asg.a), range(&asg.b), range(&asg.c)])?) } else { None };
-        let classes =
-            classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
-        asg.prepared = Some(Box::new(Prepared { pin, classes }));
         Ok(t.elapsed())
     }
 
@@ -430,7 +402,6 @@ impl CudaBackend {
         download_h: bool,
         b_g2: bool,
         fold_r: Option<Scalar>,
-        abc_pinned: bool,
         t: &mut PhaseTimings,
     ) -> Result<(GpuParts, [SparseScalars; 3])> {
         let p = &srs.params;
@@ -447,7 +418,7 @@ impl CudaBackend {
             c: c.as_ptr().cast(),
             constraints: m as u64,
             lg_domain: n.trailing_zeros(),
-            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H } | if abc_pinned { ffi::ABC_PINNED } else { 0 },
+            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
             z_inv: z_inv(n)?,
             h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
             l: empty_sparse(),
@@ -536,14 +507,7 @@ impl CudaBackend {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
         let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
-        // At once into one struct: its drop order (pin first) is the one a, b, c need. State of
-        // another backend is released here, before a, b, c, too.
-        let (pin, classes) = match prepared.map(|p| p.downcast::<Prepared>()) {
-            Some(Ok(p)) => (p.pin, Some(p.classes)),
-            _ => (None, None),
-        };
-        let abc = Abc { pin, a, b, c };
-        let (a, b, c) = (&abc.a, &abc.b, &abc.c);
+        let classes = prepared.and_then(|p| p.downcast::<Prepared>().ok()).map(|p| p.0);
         check_shape(srs, a.len(), input.len(), aux.len())?;
         let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
         let on_gpu = self.b_g2_on_gpu();
@@ -563,8 +527,7 @@ impl CudaBackend {
             )
         };
 
-        let pinned = abc.pin.is_some();
-        let (parts, q) = self.run_gpu(srs, (a, b, c), &witness, classes, false, on_gpu, Some(r), pinned, &mut t)?;
+        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, classes, false, on_gpu, Some(r), &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
@@ -574,7 +537,7 @@ impl CudaBackend {
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
         let qbytes =
             q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
-        let garbage: Garbage = vec![(Box::new(abc), bytes), (Box::new(q), qbytes)];
+        let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
         Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
     }
 
@@ -609,8 +572,7 @@ impl CudaBackend {
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
-        let pinned = asg.prepared.as_ref().and_then(|p| p.downcast_ref::<Prepared>()).is_some_and(|p| p.pin.is_some());
-        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, pinned, &mut t)?;
+        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
@@ -646,7 +608,7 @@ impl Backend for CudaBackend {
     }
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
-        self.prepare_with(assignment, self.page_lock.load(Ordering::Relaxed)).map(Some)
+        self.prepare_now(assignment).map(Some)
     }
 }
 
