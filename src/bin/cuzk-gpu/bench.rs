@@ -1,0 +1,279 @@
+//! `bench-2kib`, `bench-synthetic`, `bench-e2e`: timings with CUDA-event phases.
+
+use crate::common::*;
+
+pub(crate) fn bench_e2e(args: &[String]) -> bool {
+    let runs: usize = arg(args, "--runs", 5);
+    let jobs: usize = arg(args, "--jobs", 16);
+    let workers: usize = arg(args, "--synthesis-workers", 0);
+    if backend().is_none() {
+        return true;
+    }
+    let res = (|| -> cuzk::error::Result<serde_json::Value> {
+        let f = fixture()?;
+        let engine = Engine::new(EngineConfig {
+            backend: "cuda".into(),
+            params_dir: Some(f.params_dir.clone()),
+            synthesis_workers: workers,
+            prove_queue_depth: 2,
+            ..Default::default()
+        })?;
+        let srs = engine.srs_load(PROOF, None)?;
+        println!("SRS load {:.2}s; synthesis workers {}", srs.load_time.as_secs_f64(), engine.config().synthesis_threads());
+        let submit = || {
+            engine.submit(SubmitRequest {
+                c1_json: &f.c1,
+                sector_id: f.sector.sector_id,
+                prover_id: f.sector.prover_id,
+                priority: 0,
+                request_id: None,
+            })
+        };
+        let finish = |id| -> cuzk::error::Result<std::sync::Arc<cuzk::engine::JobResult>> {
+            let snap = engine.wait(id, None)?;
+            match (snap.state, snap.result) {
+                (JobState::Done, Some(r)) if r.verified => Ok(r),
+                _ => Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
+            }
+        };
+        let t = Instant::now();
+        finish(submit()?)?;
+        println!("first job (VRAM upload, JIT-free sm_90): {:.3}s", t.elapsed().as_secs_f64());
+        let (mut wall, mut synth, mut prove) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..runs {
+            let t = Instant::now();
+            let r = finish(submit()?)?;
+            wall.push(t.elapsed().as_secs_f64());
+            synth.push(r.timings.synthesis.as_secs_f64());
+            prove.push(r.timings.prove.as_secs_f64());
+            println!("run {i}: {:.3}s {}", wall[i], cuzk::engine::result_json(&r));
+        }
+        println!(
+            "e2e warm latency median {:.3}s (synthesis {:.3}s, prove {:.3}s)",
+            median(&wall),
+            median(&synth),
+            median(&prove)
+        );
+        let t = Instant::now();
+        let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
+        for id in ids {
+            finish(id)?;
+        }
+        let stream = t.elapsed().as_secs_f64();
+        println!("stream: {jobs} jobs in {stream:.2}s = {:.3}s per proof", stream / jobs as f64);
+        Ok(serde_json::json!({
+            "bench": "e2e-2kib-cuda", "runs": runs, "wall_s": wall, "synthesis_s": synth, "prove_s": prove,
+            "median_wall_s": median(&wall), "median_prove_s": median(&prove),
+            "stream_jobs": jobs, "stream_s": stream, "stream_per_proof_s": stream / jobs as f64,
+            "synthesis_workers": engine.config().synthesis_threads(),
+        }))
+    })();
+    match res {
+        Ok(v) => {
+            println!("{v}");
+            true
+        }
+        Err(e) => {
+            println!("FAIL bench-e2e: {e}");
+            false
+        }
+    }
+}
+
+pub(crate) fn bench_2kib(args: &[String]) -> bool {
+    let runs: usize = arg(args, "--runs", 5);
+    let cpu_runs: usize = arg(args, "--cpu-runs", 2);
+    let Some(gpu) = backend() else { return true };
+    let Some((_f, srs, asg, synth_s)) = fixture_2kib("") else { return false };
+    println!("SRS load {:.2}s, synthesis {synth_s:.2}s", srs.load_time.as_secs_f64());
+    print_stats(&asg);
+    let (r, s) = rs(3);
+    let t = Instant::now();
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
+    println!(
+        "gpu first (SRS upload to VRAM included): {:.3}s  {}",
+        t.elapsed().as_secs_f64(),
+        phases_ms(&first.phases)
+    );
+    let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
+    let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut last = PhaseTimings::default();
+    // (B_G2 on the GPU, classified beforehand as the engine's synthesis threads do, runs,
+    // samples); the engine's path last: it is `gpu_s` and what `last` shows.
+    let modes = [
+        (false, false, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s),
+        (true, false, runs, &mut inline_s),
+        (true, true, runs, &mut gpu_s),
+    ];
+    for (on_gpu, prep, n, out) in modes {
+        gpu.set_b_g2_on_gpu(on_gpu);
+        for i in 0..n {
+            let mut a = synthetic::clone_assignment(&asg);
+            if prep {
+                prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
+            }
+            let t = Instant::now();
+            let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
+            let wall = t.elapsed().as_secs_f64();
+            assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
+            println!(
+                "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
+                if on_gpu { "GPU" } else { "CPU" },
+                if prep { "prepared" } else { "unprepared" },
+                phases_ms(&p.phases)
+            );
+            out.push(wall);
+            last = p.phases;
+        }
+    }
+    let mut cpu_s = Vec::new();
+    let mut identical = true;
+    for i in 0..cpu_runs {
+        let a = synthetic::clone_assignment(&asg);
+        let t = Instant::now();
+        let p = CpuBackend.prove(&srs, a, r, s).expect("cpu proof");
+        let wall = t.elapsed().as_secs_f64();
+        identical &= bytes(&p.proof) == bytes(&first.proof);
+        println!("cpu run {i}: {wall:.3}s  {}", phases_ms(&p.phases));
+        cpu_s.push(wall);
+    }
+    let verified = verify_proof(&srs.pvk, &first.proof, &asg.input[1..]).unwrap_or(false);
+    let (mg, mc) = (median(&gpu_s), median(&cpu_s));
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
+    println!(
+        "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s prepared (as in \
+         the engine: classified beforehand, {:.3}s); unprepared {:.3}s; B_G2 on CPU threads {:.3}s; \
+         cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, verified {verified}",
+        median(&prep_s),
+        median(&inline_s),
+        median(&gpu_cpu_b_g2_s),
+        mc / mg
+    );
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "gpu-2kib", "device": dev, "cores": cores, "runs": runs,
+            "gpu_s": gpu_s, "prepare_s": prep_s, "gpu_unprepared_s": inline_s, "gpu_unprepared_median_s": median(&inline_s),
+            "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
+            "synthesis_s": synth_s, "identical": identical, "verified": verified,
+            "gpu_phases_ms_last": phases_json(&last),
+        })
+    );
+    identical && verified
+}
+
+pub(crate) fn bench_synthetic(args: &[String]) -> bool {
+    let log: u32 = arg(args, "--log", 20);
+    let constraints: usize = arg(args, "--constraints", 1usize << log);
+    let runs: usize = arg(args, "--runs", 3);
+    let Some(gpu) = backend() else { return true };
+    // Shares measured on the 2 KiB PoRep partition (cuzk-gpu stats-2kib); see cuda/NOTES.md.
+    let mix = WitnessMix {
+        zero: arg(args, "--zero", 0.51),
+        one: arg(args, "--one", 0.47),
+        a_density: arg(args, "--a-density", 0.996),
+        b_density: arg(args, "--b-density", 0.255),
+    };
+    let aux = arg(args, "--aux", constraints);
+    let t = Instant::now();
+    let asg = synthetic::porep_like_assignment(constraints, 18, aux, mix, 42);
+    let t_asg = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let distinct: usize = arg(args, "--distinct", usize::MAX);
+    let srs = Srs::from_parameters(PROOF, synthetic::random_params_tiled(Shape::of(&asg), 43, distinct));
+    let t_srs = t.elapsed().as_secs_f64();
+    println!(
+        "synthetic 2^{log}: {constraints} constraints, assignment {t_asg:.1}s, SRS points {t_srs:.1}s{}",
+        if distinct < constraints { format!(" (each vector repeats {distinct} distinct points)") } else { String::new() }
+    );
+    print_stats(&asg);
+    let (r, s) = rs(9);
+    let t = Instant::now();
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
+    println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
+    let first_bytes = bytes(&first.proof);
+    let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
+    // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
+    // threads do, runs). The last, the engine's path, is the headline.
+    let modes = [
+        ("b_g2_on_cpu", false, false, cpu_b_g2_runs),
+        ("unprepared", true, false, runs),
+        ("prepared", true, true, runs),
+    ];
+    let mut results = serde_json::Map::new();
+    let mut summary = Vec::new();
+    let mut last = PhaseTimings::default();
+    let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, on_gpu, prep, n) in modes {
+        gpu.set_b_g2_on_gpu(on_gpu);
+        (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
+        let mut prep_s = Vec::new();
+        for i in 0..n {
+            let mut a = synthetic::clone_assignment(&asg);
+            if prep {
+                prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
+            }
+            let t = Instant::now();
+            let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
+            let wall = t.elapsed().as_secs_f64();
+            assert_eq!(bytes(&p.proof), first_bytes, "GPU proofs with equal r, s differ");
+            let get =
+                |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
+            println!("run {i} ({name}): {wall:.3}s  {}", phases_ms(&p.phases));
+            wall_s.push(wall);
+            events_ms.push(get("gpu_events_total"));
+            gpu_ms.push(get("gpu_wall"));
+            last = p.phases;
+        }
+        if n > 0 {
+            summary.push(format!(
+                "{name}: wall {:.3}s, CUDA events {:.1} ms{}",
+                median(&wall_s),
+                median(&events_ms),
+                if prep { format!(" (prepared in {:.3}s)", median(&prep_s)) } else { String::new() }
+            ));
+        }
+        results.insert(
+            name.into(),
+            serde_json::json!({"wall_s": wall_s, "gpu_events_ms": events_ms, "gpu_wall_ms": gpu_ms, "prepare_s": prep_s}),
+        );
+    }
+    let (mw, mg, me) = (median(&wall_s), median(&gpu_ms), median(&events_ms));
+    let mc = constraints as f64 / 1e6;
+    println!(
+        "2^{log} ({constraints} constraints), prepared: backend wall median {mw:.3}s ({:.1} ms per \
+         million constraints); GPU section wall {mg:.1} ms, CUDA events {me:.1} ms ({:.2} ms per million \
+         constraints). By mode: {}",
+        mw * 1e3 / mc,
+        me / mc,
+        summary.join("; ")
+    );
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "gpu-synthetic", "log": log, "constraints": constraints, "runs": runs,
+            "device": gpu.device_info(0).map(|d| d.name).unwrap_or_default(),
+            "modes": results, "median_wall_s": mw, "median_gpu_events_ms": me,
+            "phases_ms_last": phases_json(&last),
+            "mix": [mix.zero, mix.one, mix.a_density, mix.b_density],
+        })
+    );
+    let _ = Duration::ZERO;
+    // The same workload for the peer (benches/supraseal: `supraseal-c2-bench raw`).
+    let export = |flag: &str, what: &dyn Fn(&std::path::Path) -> std::io::Result<()>| {
+        if let Some(p) = args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)) {
+            let t = Instant::now();
+            match what(std::path::Path::new(p)) {
+                Ok(()) => println!("exported {flag} {p} in {:.1}s", t.elapsed().as_secs_f64()),
+                Err(e) => {
+                    println!("FAIL {flag} {p}: {e}");
+                    return false;
+                }
+            }
+        }
+        true
+    };
+    export("--export-witness", &|dir| synthetic::write_assignment(&asg, dir))
+        && export("--export-params", &|path| synthetic::write_params(&srs.params, path))
+}

@@ -1,0 +1,64 @@
+//! GPU checks and benchmarks of the CUDA backend, in one binary for the GPU machine.
+//!
+//!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
+//!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
+//!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
+//!   cuzk-gpu selftest [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
+//!                                        GPU vs CPU byte identity (synthetic sizes + 2 KiB fixture),
+//!                                        part-by-part checks, verification, device-memory loop
+//!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N] [--cpu-b-g2-runs N]
+//!                                        warm GPU prove time of the 2 KiB partition with CUDA-event
+//!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
+//!                                        asked), CPU backend side by side
+//!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
+//!                            [--export-witness DIR] [--export-params FILE]
+//!                                        a PoRep-like synthetic partition of 2^N constraints
+//!                                        (random-point SRS generated here, each vector repeating
+//!                                        its first D points if given; both B_G2 placements); then
+//!                                        writes the workload for `supraseal-c2-bench raw`
+//!
+//!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W]
+//!                                        the whole 2 KiB C2 through the engine with backend "cuda":
+//!                                        warm latency over N sequential jobs, then M jobs submitted
+//!                                        at once (throughput: synthesis pool feeding the GPU)
+//!
+//! Every subcommand prints "SKIP: no CUDA device: <why>" and exits 0 where it needs a GPU and
+//! none is usable. JSON summaries are printed as lines starting with '{'.
+
+#[cfg(feature = "cuda")]
+mod bench;
+#[cfg(feature = "cuda")]
+mod common;
+#[cfg(feature = "cuda")]
+mod selftest;
+#[cfg(feature = "cuda")]
+use {bench::*, common::*, selftest::*};
+
+#[cfg(not(feature = "cuda"))]
+fn main() {
+    eprintln!("cuzk-gpu: this binary was built without the `cuda` feature");
+    std::process::exit(2);
+}
+
+#[cfg(feature = "cuda")]
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ok = match args.first().map(String::as_str) {
+        Some("probe") => probe(),
+        Some("fixture") => fixture().is_ok(),
+        Some("stats-2kib") => stats_2kib(),
+        Some("selftest") => selftest(&args),
+        Some("bench-2kib") => bench_2kib(&args),
+        Some("bench-synthetic") => bench_synthetic(&args),
+        Some("bench-e2e") => bench_e2e(&args),
+        _ => {
+            eprintln!(
+                "usage: cuzk-gpu probe | fixture | stats-2kib | selftest [--max-log N] [--no-fixture] [--mem-loop N] \
+                 | bench-2kib [--runs N] [--cpu-runs N] | bench-synthetic --log N [--constraints M] [--runs N]"
+            );
+            std::process::exit(2);
+        }
+    };
+    std::process::exit(if ok { 0 } else { 1 });
+}

@@ -1,0 +1,214 @@
+//! `selftest`: GPU vs CPU byte identity, part-by-part checks, verification, device-memory loop.
+
+use crate::common::*;
+
+/// GPU parts vs CPU, then GPU proof vs CPU proof bytes (fixed r, s), then verification.
+pub(crate) fn compare(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool, seed: u64) -> bool {
+    let public: Vec<Scalar> = asg.input[1..].to_vec();
+    let parts = match gpu.check_parts(srs, &asg) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("FAIL {name}: check_parts: {e}");
+            return false;
+        }
+    };
+    let bad: Vec<&str> = parts.iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
+    let (r, s) = rs(seed);
+    let t = Instant::now();
+    let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
+    let cpu_s = t.elapsed().as_secs_f64();
+    // The parts above classified the witness inline; the whole proof takes the engine's
+    // path (classified beforehand, by `prepare`).
+    let mut asg = asg;
+    let prepared = match gpu.prepare_now(&mut asg) {
+        Ok(_) => true,
+        Err(e) => {
+            println!("  note {name}: prepare failed ({e}); classified inline");
+            false
+        }
+    };
+    let t = Instant::now();
+    let g = gpu.prove(srs, asg, r, s);
+    let gpu_s = t.elapsed().as_secs_f64();
+    let (cpu, g) = match (cpu, g) {
+        (Ok(c), Ok(g)) => (c, g),
+        (c, g) => {
+            println!("FAIL {name}: cpu {:?} gpu {:?}", c.err(), g.err());
+            return false;
+        }
+    };
+    let same = bytes(&cpu.proof) == bytes(&g.proof);
+    let verified = if verify { Some(verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false)) } else { None };
+    let ok = bad.is_empty() && same && verified != Some(false);
+    println!(
+        "{} {name}: parts {} identical {same} (prepared {prepared}) verified {} cpu {:.3}s gpu {:.3}s",
+        if ok { "PASS" } else { "FAIL" },
+        if bad.is_empty() { "all ok".to_string() } else { format!("MISMATCH {bad:?}") },
+        verified.map_or("n/a".into(), |v| v.to_string()),
+        cpu_s,
+        gpu_s
+    );
+    if !ok {
+        println!("  gpu phases: {}", phases_ms(&g.phases));
+    }
+    ok
+}
+
+pub(crate) fn toy_case(gpu: &CudaBackend, name: &str, toy: Toy, real_params: bool, seed: u64) -> bool {
+    let t = Instant::now();
+    let asg = match Assignment::synthesize(toy.clone(), SizeHint::default()) {
+        Ok(a) => a,
+        Err(e) => {
+            println!("FAIL {name}: synthesis: {e}");
+            return false;
+        }
+    };
+    let params = if real_params {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        generate_random_parameters::<Bls12, _, _>(toy, &mut rng).expect("params")
+    } else {
+        synthetic::random_params(Shape::of(&asg), seed)
+    };
+    let srs = Srs::from_parameters(PROOF, params);
+    log::info!("{name}: setup {:.2}s", t.elapsed().as_secs_f64());
+    compare(gpu, name, &srs, asg, real_params, seed)
+}
+
+pub(crate) fn selftest(args: &[String]) -> bool {
+    let Some(gpu) = backend() else { return true };
+    let max_log: u32 = arg(args, "--max-log", 20);
+    let mem_loop: usize = arg(args, "--mem-loop", 50);
+    let mut ok = true;
+    if flag(args, "--no-synthetic") {
+        return selftest_rest(&gpu, args, mem_loop, ok);
+    }
+    println!("== synthetic circuits (real params up to 2^10 and verified; random-point SRS above)");
+    let small = [
+        ("single constraint", Toy { constraints: 1, inputs: 0, mode: 2 }),
+        ("300 all-zero", Toy { constraints: 300, inputs: 0, mode: 0 }),
+        ("300 all-one b", Toy { constraints: 300, inputs: 2, mode: 1 }),
+        ("1000 mixed, 3 inputs", Toy { constraints: 1000, inputs: 3, mode: 2 }),
+        ("2^10 mixed", Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }),
+    ];
+    for (i, (name, toy)) in small.into_iter().enumerate() {
+        ok &= toy_case(&gpu, name, toy, true, 100 + i as u64);
+    }
+    let mut big = vec![
+        ("2^12+17 mixed".to_string(), Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }),
+        ("2^13 all-zero".to_string(), Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }),
+        ("2^13 ones".to_string(), Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }),
+    ];
+    for lg in (14..=max_log).step_by(2) {
+        big.push((format!("2^{lg} mixed"), Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }));
+    }
+    if max_log >= 19 {
+        big.push((
+            "2^18+5 mixed (domain 2^19)".to_string(),
+            Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 },
+        ));
+    }
+    for (i, (name, toy)) in big.into_iter().enumerate() {
+        ok &= toy_case(&gpu, &name, toy, false, 200 + i as u64);
+    }
+    gpu.set_b_g2_on_gpu(false);
+    ok &= toy_case(
+        &gpu,
+        "2^14 mixed, B_G2 on CPU threads",
+        Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 },
+        false,
+        300,
+    );
+    gpu.set_b_g2_on_gpu(true);
+
+    selftest_rest(&gpu, args, mem_loop, ok)
+}
+
+pub(crate) fn selftest_rest(gpu: &CudaBackend, args: &[String], mem_loop: usize, mut ok: bool) -> bool {
+    if !flag(args, "--no-fixture") {
+        println!("== 2 KiB fixture");
+        ok &= selftest_2kib(gpu);
+    }
+    if mem_loop > 0 {
+        println!("== device memory over {mem_loop} proofs");
+        ok &= memory_loop(gpu, mem_loop);
+    }
+    println!("SELFTEST {}", if ok { "PASS" } else { "FAIL" });
+    ok
+}
+
+pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
+    let Some((f, srs, asg, synth_s)) = fixture_2kib("FAIL ") else { return false };
+    println!("2 KiB partition synthesized in {synth_s:.2}s");
+    print_stats(&asg);
+    let mut ok = compare(gpu, "2 KiB partition 0", &srs, asg, true, 7);
+    drop(srs);
+    gpu.evict_srs();
+
+    // Through the engine with backend "cuda" (it verifies every proof).
+    let cfg = EngineConfig { backend: "cuda".into(), params_dir: Some(f.params_dir.clone()), ..Default::default() };
+    let res = (|| -> cuzk::error::Result<String> {
+        let engine = Engine::new(cfg)?;
+        engine.srs_load(PROOF, None)?;
+        let id = engine.submit(SubmitRequest {
+            c1_json: &f.c1,
+            sector_id: f.sector.sector_id,
+            prover_id: f.sector.prover_id,
+            priority: 0,
+            request_id: None,
+        })?;
+        let snap = engine.wait(id, None)?;
+        if snap.state != JobState::Done {
+            return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
+        }
+        Ok(cuzk::engine::result_json(&snap.result.expect("result")).to_string())
+    })();
+    match res {
+        Ok(json) if json.contains("\"verified\":true") && json.contains("cuda") => {
+            println!("PASS engine backend cuda, 2 KiB: {json}")
+        }
+        Ok(json) => {
+            println!("FAIL engine backend cuda, 2 KiB: {json}");
+            ok = false;
+        }
+        Err(e) => {
+            println!("FAIL engine backend cuda, 2 KiB: {e}");
+            ok = false;
+        }
+    }
+    gpu.evict_srs();
+    ok
+}
+
+pub(crate) fn memory_loop(gpu: &CudaBackend, n: usize) -> bool {
+    let toy = Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 };
+    let asg = Assignment::synthesize(toy, SizeHint::default()).expect("synthesis");
+    let srs = Srs::from_parameters(PROOF, synthetic::random_params(Shape::of(&asg), 5));
+    let free = || gpu.device_info(0).map(|d| d.free_bytes).unwrap_or(0);
+    let (r, s) = rs(1);
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("proof").proof;
+    let baseline = free();
+    let mut same = true;
+    for _ in 1..n {
+        let mut a = synthetic::clone_assignment(&asg);
+        gpu.prepare_now(&mut a).expect("preparing");
+        let p = gpu.prove(&srs, a, r, s).expect("proof").proof;
+        same &= bytes(&p) == bytes(&first);
+    }
+    let after = free();
+    drop(srs);
+    gpu.evict_srs();
+    let released = free();
+    let delta = baseline as i64 - after as i64;
+    let ok = same && delta.abs() <= 1 << 20;
+    println!(
+        "{} memory loop: {n} proofs, free after first {} MiB, after last {} MiB (delta {} bytes), after SRS evict {} MiB, \
+         workspace {} MiB, proofs identical {same}",
+        if ok { "PASS" } else { "FAIL" },
+        baseline >> 20,
+        after >> 20,
+        delta,
+        released >> 20,
+        gpu.workspace_bytes() >> 20
+    );
+    ok
+}
