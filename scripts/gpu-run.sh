@@ -82,7 +82,7 @@ for s0 in "${stages[@]}"; do
   BIN_RUN=$BIN; s=$s0; PREFIX=
   if [ "${s0#alt-}" != "$s0" ]; then BIN=${ALT_BIN:?alt- stages need ALT_BIN}; s=${s0#alt-}; PREFIX=alt-; fi
   case $s in
-    selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop 50 --max-log ${MAX_LOG:-20} ;;
+    selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
     e2e) wait_fixture; run e2e 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers ${SYNTH_WORKERS:-14} ;;

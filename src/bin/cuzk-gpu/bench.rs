@@ -2,6 +2,24 @@
 
 use crate::common::*;
 
+/// One GPU proof of a copy of `asg`, prepared first (that time pushed to `prep`) when asked, as
+/// the engine's synthesis threads do; returns the proof and the seconds `prove` took.
+fn timed_prove(
+    gpu: &CudaBackend,
+    srs: &Srs,
+    asg: &Assignment,
+    (r, s): (Scalar, Scalar),
+    prep: Option<&mut Vec<f64>>,
+) -> (cuzk::prover::PartitionProof, f64) {
+    let mut a = synthetic::clone_assignment(asg);
+    if let Some(took) = prep {
+        took.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
+    }
+    let t = Instant::now();
+    let p = gpu.prove(srs, a, r, s).expect("gpu proof");
+    (p, t.elapsed().as_secs_f64())
+}
+
 pub(crate) fn bench_e2e(args: &[String]) -> bool {
     let runs: usize = arg(args, "--runs", 5);
     let jobs: usize = arg(args, "--jobs", 16);
@@ -108,13 +126,7 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
     for (on_gpu, prep, n, out) in modes {
         gpu.set_b_g2_on_gpu(on_gpu);
         for i in 0..n {
-            let mut a = synthetic::clone_assignment(&asg);
-            if prep {
-                prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
-            }
-            let t = Instant::now();
-            let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
-            let wall = t.elapsed().as_secs_f64();
+            let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
             assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
             println!(
                 "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
@@ -210,13 +222,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
         (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
         let mut prep_s = Vec::new();
         for i in 0..n {
-            let mut a = synthetic::clone_assignment(&asg);
-            if prep {
-                prep_s.push(gpu.prepare_now(&mut a).expect("preparing").as_secs_f64());
-            }
-            let t = Instant::now();
-            let p = gpu.prove(&srs, a, r, s).expect("gpu proof");
-            let wall = t.elapsed().as_secs_f64();
+            let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
             assert_eq!(bytes(&p.proof), first_bytes, "GPU proofs with equal r, s differ");
             let get =
                 |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);

@@ -3,7 +3,7 @@
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
 //!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
-//!   cuzk-gpu selftest [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
+//!   cuzk-gpu selftest [--min-log N] [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
 //!                                        GPU vs CPU byte identity (synthetic sizes + 2 KiB fixture),
 //!                                        part-by-part checks, verification, device-memory loop
 //!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N] [--cpu-b-g2-runs N]

@@ -77,6 +77,7 @@ pub(crate) fn toy_case(gpu: &CudaBackend, name: &str, toy: Toy, real_params: boo
 pub(crate) fn selftest(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     let max_log: u32 = arg(args, "--max-log", 20);
+    let min_log: u32 = arg(args, "--min-log", 14);
     let mem_loop: usize = arg(args, "--mem-loop", 50);
     let mut ok = true;
     if flag(args, "--no-synthetic") {
@@ -98,10 +99,10 @@ pub(crate) fn selftest(args: &[String]) -> bool {
         ("2^13 all-zero".to_string(), Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }),
         ("2^13 ones".to_string(), Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }),
     ];
-    for lg in (14..=max_log).step_by(2) {
+    for lg in (min_log.max(14)..=max_log).step_by(2) {
         big.push((format!("2^{lg} mixed"), Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }));
     }
-    if max_log >= 19 {
+    if max_log >= 19 && min_log <= 18 {
         big.push((
             "2^18+5 mixed (domain 2^19)".to_string(),
             Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 },
