@@ -1,8 +1,10 @@
-//! The proving engine: a job table, a synthesis pool and a prover thread connected by a
-//! bounded queue, an SRS manager and a deallocator.
+//! The proving engine: a job table, a synthesis pool, a prover thread and a finisher thread
+//! connected by bounded queues, an SRS manager and a deallocator.
 //!
 //! ```text
-//! submit ─► WorkQueue ─► synthesis workers ─(bounded)─► prover thread ─► assemble, verify ─► result
+//! submit ─► WorkQueue ─► synthesis workers (+ backend prepare) ─(bounded)─► prover thread
+//!   (device work: Backend::start) ─(1)─► finisher thread (CPU tail: Backend::finish; job
+//!   assembled and verified when its last partition is in) ─► result
 //!                                     big buffers ─► deallocator thread
 //! ```
 

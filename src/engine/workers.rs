@@ -1,8 +1,10 @@
-//! The engine's threads: synthesis workers feed the prover thread through a bounded channel.
-//! Panics inside a stage fail that job only; the threads keep serving.
+//! The engine's threads: synthesis workers feed the prover thread through a bounded channel; the
+//! prover hands each started proof's CPU tail to the finisher thread, so the next partition's
+//! device work starts meanwhile. Panics inside a stage fail that job only; the threads keep
+//! serving.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -14,6 +16,7 @@ use super::job::{Job, JobResult, JobState};
 use super::memory::Reservation;
 use super::Shared;
 use crate::error::{Error, Result};
+use crate::prover::Begun;
 use crate::synth::Assignment;
 use crate::verify::SealStatement;
 
@@ -26,8 +29,22 @@ pub(crate) struct Synthesized {
     ready_at: Instant,
 }
 
+/// A partition whose proof has been started; the finisher completes it.
+struct Started {
+    job: Arc<Job>,
+    partition: usize,
+    memory: Reservation,
+    /// Time it waited for the prover.
+    waited: Duration,
+    /// When the prover took it.
+    at: Instant,
+    begun: Begun,
+}
+
 pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>> {
     let (tx, rx) = sync_channel::<Synthesized>(shared.config.prove_queue_depth);
+    // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
+    let (ftx, frx) = sync_channel::<Started>(1);
     let mut threads = Vec::new();
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
@@ -35,7 +52,9 @@ pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>
     }
     drop(tx);
     let sh = shared.clone();
-    threads.push(std::thread::Builder::new().name("cuzk-prove".into()).spawn(move || prove_loop(&sh, rx))?);
+    threads.push(std::thread::Builder::new().name("cuzk-prove".into()).spawn(move || prove_loop(&sh, rx, ftx))?);
+    let sh = shared.clone();
+    threads.push(std::thread::Builder::new().name("cuzk-finish".into()).spawn(move || finish_loop(&sh, frx))?);
     Ok(threads)
 }
 
@@ -111,7 +130,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
     }
 }
 
-fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
+fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Started>) {
     for s in rx {
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
@@ -120,11 +139,30 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>) {
             continue;
         }
         let waited = ready_at.elapsed();
-        let t = Instant::now();
+        let at = Instant::now();
         let mut rng = rand::rngs::OsRng;
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let res = guarded("proving", || shared.backend.prove_cancellable(&job.srs, assignment, r, s, &|| job.is_cancelled()));
-        let took = t.elapsed();
+        let res = guarded("proving", || shared.backend.start(&job.srs, assignment, r, s, &|| job.is_cancelled()));
+        match res {
+            Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
+            Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
+            Ok(begun) => {
+                if ftx.send(Started { job, partition, memory, waited, at, begun }).is_err() {
+                    return; // finisher gone (shutdown)
+                }
+            }
+        }
+    }
+}
+
+fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
+    for st in rx {
+        let Started { job, partition, memory, waited, at, begun } = st;
+        let res = match begun {
+            Begun::Done(pp) => Ok(pp),
+            Begun::Tail(tail) => guarded("finishing the proof", || shared.backend.finish(&job.srs, tail)),
+        };
+        let took = at.elapsed();
         match res {
             Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),

@@ -69,6 +69,13 @@ pub struct PartitionProof {
     pub garbage: Garbage,
 }
 
+/// A proof [`Backend::start`]ed: already done, or with a CPU tail left for [`Backend::finish`].
+pub enum Begun {
+    Done(PartitionProof),
+    /// The backend's own state of the tail.
+    Tail(Box<dyn std::any::Any + Send>),
+}
+
 pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
 
@@ -96,5 +103,26 @@ pub trait Backend: Send + Sync {
     ) -> Result<PartitionProof> {
         let _ = cancelled;
         self.prove(srs, assignment, r, s)
+    }
+
+    /// The part of [`Backend::prove_cancellable`] that must hold the prover (the CUDA backend's
+    /// device work). The engine runs [`Backend::finish`] on another thread, so the next
+    /// partition's device work starts while this one's CPU tail (assembly; B_G2 when it runs on
+    /// CPU threads) completes. Default: the whole proof here.
+    fn start(
+        &self,
+        srs: &Srs,
+        assignment: Assignment,
+        r: Scalar,
+        s: Scalar,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Begun> {
+        self.prove_cancellable(srs, assignment, r, s, cancelled).map(Begun::Done)
+    }
+
+    /// The tail of a proof [`Backend::start`] left as [`Begun::Tail`].
+    fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
+        let _ = (srs, tail);
+        Err(crate::err!(Internal, "backend {} leaves no proof tails to finish", self.name()))
     }
 }

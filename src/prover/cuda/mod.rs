@@ -36,7 +36,7 @@ use rayon::prelude::*;
 
 use super::cpu::{assemble, check_shape, MsmSums};
 use super::msm::msm_sparse;
-use super::{Backend, Garbage, PartitionProof, PhaseTimings};
+use super::{Backend, Begun, Garbage, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::Assignment;
@@ -609,6 +609,15 @@ impl Backend for CudaBackend {
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
         self.prepare_now(assignment).map(Some)
+    }
+
+    fn start(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
+        Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
+    }
+
+    fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
+        let started = tail.downcast::<Started>().map_err(|_| err!(Internal, "not a CUDA proof tail"))?;
+        self.prove_finish(srs, *started)
     }
 }
 
