@@ -144,6 +144,14 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Result<Engine> {
         config.validate()?;
         let backend = select_backend(&config)?;
+        Self::with_backend(config, backend)
+    }
+
+    /// An engine proving with `backend` instead of the one `config.backend` names (tests of the
+    /// engine's handling of backends).
+    #[doc(hidden)]
+    pub fn with_backend(config: EngineConfig, backend: Box<dyn Backend>) -> Result<Engine> {
+        config.validate()?;
         let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
         let memory_base = match config.memory_budget_mib {
             0 => memory::mem_available().map_or(u64::MAX, |b| b / 10 * 9),
