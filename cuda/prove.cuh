@@ -219,13 +219,18 @@ inline void to_coset(stream_t& s, fr_t* x, uint32_t lg)
     NTT::Base_dev_ptr(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset);
 }
 
+// Blocks of 256 threads for an n-element grid-stride kernel: enough to cover n, at most 8 per SM.
+inline unsigned grid_for(size_t sm_count, size_t n)
+{
+    return (unsigned)std::min<size_t>((n + 255) / 256, sm_count * 8);
+}
+
 inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
 {
     fr_raw z;
     memcpy(&z, z_inv, sizeof(z));
     size_t n = (size_t)1 << lg;
-    size_t grid = std::min<size_t>((n + 255) / 256, (size_t)s.sm_count() * 8);
-    cuzk_h_pointwise<<<(unsigned)grid, 256, 0, s>>>(a, b, c, z, n);
+    cuzk_h_pointwise<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, c, z, n);
     CUDA_OK(cudaGetLastError());
     NTT::Base_dev_ptr(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
 }
@@ -352,11 +357,6 @@ struct joined_thread {
     }
 };
 
-inline size_t grid_for(const gpu_t& gpu, size_t n)
-{
-    return std::min<size_t>((n + 255) / 256, (size_t)gpu.sm_count() * 8);
-}
-
 // Stage sparse: ΣH (optionally with the significant L and r·B_G1 scalars folded in), then L, A,
 // B_G1 (and B_G2): batch addition of the one-scalar bases, Pippenger over the gathered bases of
 // the others. The B_G2 Pippenger runs on a second host thread so the host-side halves of the
@@ -445,7 +445,7 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
                 ws.gpu.select();
                 CUDA_OK(cudaStreamWaitEvent(ws.side, ev[1]));
                 ev[18].record(ws.side);
-                cuzk_gather<12><<<(unsigned)grid_for(ws.gpu, nsig_b2), 256, 0, ws.side>>>(
+                cuzk_gather<12><<<grid_for(ws.gpu.sm_count(), nsig_b2), 256, 0, ws.side>>>(
                     reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
                     (uint32_t)nsig_b2);
                 CUDA_OK(cudaGetLastError());
@@ -491,20 +491,20 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         fr_t* sc = ws.abc.get() + nh;
         const size_t nl = in.l.nsig, nb = in.b_q.nsig;
         if (nl != 0) {
-            cuzk_gather<6><<<(unsigned)grid_for(gpu, nl), 256, 0, s>>>(
+            cuzk_gather<6><<<grid_for(gpu.sm_count(), nl), 256, 0, s>>>(
                 reinterpret_cast<uint4*>(ws.hcat.get() + nh), reinterpret_cast<const uint4*>(bases[0]),
                 ws.sig_idx.get() + soff[0], (uint32_t)nl);
             CUDA_OK(cudaGetLastError());
             CUDA_OK(cudaMemcpyAsync(sc, ws.sig_scalars.get() + soff[0], nl * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
         }
         if (nb != 0) {
-            cuzk_gather<6><<<(unsigned)grid_for(gpu, nb), 256, 0, s>>>(
+            cuzk_gather<6><<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(
                 reinterpret_cast<uint4*>(ws.hcat.get() + nh + nl), reinterpret_cast<const uint4*>(bases[2]),
                 ws.sig_idx.get() + soff[2], (uint32_t)nb);
             CUDA_OK(cudaGetLastError());
             fr_raw r;
             memcpy(&r, in.r, sizeof(r));
-            cuzk_scale<<<(unsigned)grid_for(gpu, nb), 256, 0, s>>>(sc + nl, ws.sig_scalars.get() + soff[2], r, nb);
+            cuzk_scale<<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(sc + nl, ws.sig_scalars.get() + soff[2], r, nb);
             CUDA_OK(cudaGetLastError());
         }
         s.sync();
@@ -524,7 +524,7 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         const size_t nsig_f = (fold && f != 1) ? 0 : q.nsig;
         e[0].record(s);
         if (nsig_f != 0) {
-            cuzk_gather<6><<<(unsigned)grid_for(gpu, nsig_f), 256, 0, s>>>(
+            cuzk_gather<6><<<grid_for(gpu.sm_count(), nsig_f), 256, 0, s>>>(
                 reinterpret_cast<uint4*>(ws.gathered.get()), reinterpret_cast<const uint4*>(bases[f]),
                 ws.sig_idx.get() + soff[f], (uint32_t)nsig_f);
             CUDA_OK(cudaGetLastError());

@@ -60,8 +60,8 @@ run() { # name cap cmd...
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
-# very same witness and SRS, one circuit per call and PEER_BATCH (default 4) per call (written by cuzk-gpu to disk, or to /dev/shm for the witness when it
-# has room; removed afterwards).
+# very same witness and SRS (written by cuzk-gpu: the SRS to disk, the witness to /dev/shm when
+# it has room; removed afterwards), one circuit per call and PEER_BATCH (default 4) per call.
 peer_synth() {
   local log=$1 n=$((1 << $1)) w params=/var/tmp/cuzk-synth.params
   local need_p=$(( n * 480 / 1000000000 + 2 )) need_w=$(( n * 128 / 1000000000 + 1 )) # GB: SRS, witness
@@ -85,8 +85,8 @@ for s0 in "${stages[@]}"; do
     selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
-    e2e) wait_fixture; run e2e 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers ${SYNTH_WORKERS:-14} ;;
-    e2e-*) wait_fixture; run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers "${s#e2e-}" ;;
+    e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; wait_fixture
+        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers "$w" ;;
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;

@@ -13,7 +13,7 @@ pub mod registry;
 pub mod engine;
 pub mod ffi;
 pub mod fixtures;
-pub mod pages;
+mod pages;
 pub mod prover;
 pub mod srs;
 pub mod synth;

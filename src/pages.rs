@@ -3,7 +3,7 @@
 /// Ask Linux for transparent huge pages on a large buffer about to be filled: a gigabyte in 4 KiB
 /// pages is 262,144 page faults, which on a virtual machine can cost more than the copy that
 /// fills it. Advisory: ignored where unsupported (THP off, other OSes, small buffers).
-pub fn prefer_huge_pages(ptr: *mut u8, len: usize) {
+pub(crate) fn prefer_huge_pages(ptr: *mut u8, len: usize) {
     const HUGE: usize = 2 << 20;
     if len < 2 * HUGE {
         return;

@@ -117,7 +117,8 @@ fn p6(runs: usize) {
     let dir = std::env::temp_dir().join(format!("cuzk-bench-srs-cache-{}", std::process::id()));
     let first = Srs::load_with(PROOF, &params, Validation::OnCurve, Some(&dir)).expect("load");
     first.wait_cache_write().expect("cache write");
-    let cache_bytes = std::fs::metadata(cuzk::srs::cache::path_for(&dir, &params)).map(|m| m.len()).unwrap_or(0);
+    let cache_file = cuzk::srs::cache::path_for(&dir, &params);
+    let cache_bytes = std::fs::metadata(&cache_file).map(|m| m.len()).unwrap_or(0);
     println!(
         "machine: {cores} cores; {} ({} MiB); cache written ({} MiB); {runs} runs each, interleaved",
         params.display(),
@@ -125,7 +126,6 @@ fn p6(runs: usize) {
         cache_bytes >> 20
     );
     drop(first);
-    let cache_file = cuzk::srs::cache::path_for(&dir, &params);
     // One reference copy stays resident for the equality checks; every measured load is dropped
     // before the next (a production process holds one copy).
     let reference = Srs::load(PROOF, &params, Validation::OnCurve).expect("decode").params;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 pub struct MemoryBudget {
-    state: Mutex<State>,
+    state: Mutex<MemorySnapshot>,
     freed: Condvar,
 }
 
@@ -24,11 +24,6 @@ pub struct MemorySnapshot {
     pub peak: u64,
 }
 
-#[derive(Default)]
-struct State {
-    now: MemorySnapshot,
-}
-
 /// Room held for one partition; released on drop.
 pub struct Reservation {
     budget: Arc<MemoryBudget>,
@@ -37,7 +32,7 @@ pub struct Reservation {
 
 impl MemoryBudget {
     pub fn new() -> Arc<Self> {
-        Arc::new(MemoryBudget { state: Mutex::new(State::default()), freed: Condvar::new() })
+        Arc::new(MemoryBudget { state: Mutex::new(MemorySnapshot::default()), freed: Condvar::new() })
     }
 
     /// Wait until `bytes` fit under `limit()` (read again at every wake-up: it may move as SRSes
@@ -49,21 +44,21 @@ impl MemoryBudget {
         loop {
             if give_up() {
                 if counted {
-                    g.now.waiting -= 1;
+                    g.waiting -= 1;
                 }
                 return None;
             }
-            if g.now.holders == 0 || g.now.reserved.saturating_add(bytes) <= limit() {
+            if g.holders == 0 || g.reserved.saturating_add(bytes) <= limit() {
                 if counted {
-                    g.now.waiting -= 1;
+                    g.waiting -= 1;
                 }
-                g.now.reserved += bytes;
-                g.now.holders += 1;
-                g.now.peak = g.now.peak.max(g.now.reserved);
+                g.reserved += bytes;
+                g.holders += 1;
+                g.peak = g.peak.max(g.reserved);
                 return Some(Reservation { budget: self.clone(), bytes });
             }
             if !counted {
-                g.now.waiting += 1;
+                g.waiting += 1;
                 counted = true;
             }
             g = self.freed.wait_timeout(g, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
@@ -71,15 +66,15 @@ impl MemoryBudget {
     }
 
     pub fn snapshot(&self) -> MemorySnapshot {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).now
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         let mut g = self.budget.state.lock().unwrap_or_else(|e| e.into_inner());
-        g.now.reserved -= self.bytes;
-        g.now.holders -= 1;
+        g.reserved -= self.bytes;
+        g.holders -= 1;
         drop(g);
         self.budget.freed.notify_all();
     }

@@ -74,6 +74,13 @@ fn fail(shared: &Shared, job: &Job, e: Error) {
     }
 }
 
+/// A partition that will not be proved: its buffers, then its memory reservation, go to the
+/// deallocator.
+fn discard(shared: &Shared, assignment: Assignment, memory: Reservation) {
+    let bytes = assignment.heap_bytes() as u64;
+    shared.dealloc.free((assignment, memory), bytes);
+}
+
 fn synth_loop(shared: &Shared, tx: super::ProveSender) {
     while let Some((item, popped)) = shared.queue.pop() {
         let job = item.job;
@@ -106,10 +113,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);
         match res {
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
-            Ok(a) if job.is_cancelled() => {
-                let bytes = a.heap_bytes() as u64;
-                shared.dealloc.free((a, memory), bytes);
-            }
+            Ok(a) if job.is_cancelled() => discard(shared, a, memory),
             Ok(mut assignment) => {
                 match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
                     Ok(Some(took)) => job.lock().timings.phases.add("prover_prepare", took),
@@ -120,9 +124,8 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 if let Err(back) = tx.send(s) {
                     // Prover gone (shutdown): free and stop.
-                    let Synthesized { assignment: a, memory, .. } = back.0;
-                    let bytes = a.heap_bytes() as u64;
-                    shared.dealloc.free((a, memory), bytes);
+                    let Synthesized { assignment, memory, .. } = back.0;
+                    discard(shared, assignment, memory);
                     return;
                 }
             }
@@ -134,8 +137,7 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
     for s in rx {
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
-            let bytes = assignment.heap_bytes() as u64;
-            shared.dealloc.free((assignment, memory), bytes);
+            discard(shared, assignment, memory);
             continue;
         }
         let waited = ready_at.elapsed();

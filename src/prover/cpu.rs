@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::msm::{msm_sparse, BlstPoint};
 use super::ntt::{self, Domain};
-use super::{Backend, PartitionProof, PhaseTimings};
+use super::{Backend, Begun, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::Assignment;
@@ -90,7 +90,15 @@ impl Backend for CpuBackend {
         self.prove_cancellable(srs, asg, r, s, &|| false)
     }
 
-    fn prove_cancellable(
+    fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, cancelled: &dyn Fn() -> bool) -> Result<Begun> {
+        self.prove_cancellable(srs, asg, r, s, cancelled).map(Begun::Done)
+    }
+}
+
+impl CpuBackend {
+    /// As [`Backend::prove`], giving up with `Status::Cancelled` at the next phase boundary once
+    /// `cancelled()` returns true.
+    pub fn prove_cancellable(
         &self,
         srs: &Srs,
         asg: Assignment,

@@ -91,24 +91,12 @@ pub trait Backend: Send + Sync {
         Ok(None)
     }
 
-    /// As [`Backend::prove`], giving up with `Status::Cancelled` at the next phase boundary once
-    /// `cancelled()` returns true (so cancel and engine shutdown do not wait for a whole proof).
-    fn prove_cancellable(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<PartitionProof> {
-        let _ = cancelled;
-        self.prove(srs, assignment, r, s)
-    }
-
-    /// The part of [`Backend::prove_cancellable`] that must hold the prover (the CUDA backend's
-    /// device work). The engine runs [`Backend::finish`] on another thread, so the next
-    /// partition's device work starts while this one's CPU tail (assembly; B_G2 when it runs on
-    /// CPU threads) completes. Default: the whole proof here.
+    /// The part of [`Backend::prove`] that must hold the prover (the CUDA backend's device
+    /// work). The engine runs [`Backend::finish`] on another thread, so the next partition's
+    /// device work starts while this one's CPU tail (assembly; B_G2 when it runs on CPU threads)
+    /// completes. A backend may give up with `Status::Cancelled` at a phase boundary once
+    /// `cancelled()` returns true (so cancel and shutdown do not wait for a whole proof).
+    /// Default: the whole proof here, not cancellable.
     fn start(
         &self,
         srs: &Srs,
@@ -117,7 +105,8 @@ pub trait Backend: Send + Sync {
         s: Scalar,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Begun> {
-        self.prove_cancellable(srs, assignment, r, s, cancelled).map(Begun::Done)
+        let _ = cancelled;
+        self.prove(srs, assignment, r, s).map(Begun::Done)
     }
 
     /// The tail of a proof [`Backend::start`] left as [`Begun::Tail`].

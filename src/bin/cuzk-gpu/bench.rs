@@ -38,15 +38,7 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
         })?;
         let srs = engine.srs_load(PROOF, None)?;
         println!("SRS load {:.2}s; synthesis workers {}", srs.load_time.as_secs_f64(), engine.config().synthesis_threads());
-        let submit = || {
-            engine.submit(SubmitRequest {
-                c1_json: &f.c1,
-                sector_id: f.sector.sector_id,
-                prover_id: f.sector.prover_id,
-                priority: 0,
-                request_id: None,
-            })
-        };
+        let submit = || f.submit(&engine);
         let finish = |id| -> cuzk::error::Result<std::sync::Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, None)?;
             match (snap.state, snap.result) {
@@ -265,12 +257,12 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
             "mix": [mix.zero, mix.one, mix.a_density, mix.b_density],
         })
     );
-    let _ = Duration::ZERO;
     // The same workload for the peer (benches/supraseal: `supraseal-c2-bench raw`).
     let export = |flag: &str, what: &dyn Fn(&std::path::Path) -> std::io::Result<()>| {
-        if let Some(p) = args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)) {
+        let p: String = arg(args, flag, String::new());
+        if !p.is_empty() {
             let t = Instant::now();
-            match what(std::path::Path::new(p)) {
+            match what(std::path::Path::new(&p)) {
                 Ok(()) => println!("exported {flag} {p} in {:.1}s", t.elapsed().as_secs_f64()),
                 Err(e) => {
                     println!("FAIL {flag} {p}: {e}");

@@ -1,6 +1,6 @@
 //! Shared by the subcommands: argument parsing, the backend, the 2 KiB fixture, formatting.
 
-pub(crate) use std::time::{Duration, Instant};
+pub(crate) use std::time::Instant;
 
 pub(crate) use bellperson::groth16::{generate_random_parameters, verify_proof, Proof};
 pub(crate) use blstrs::{Bls12, Scalar};
@@ -88,6 +88,19 @@ pub(crate) struct Fixture {
     pub params_dir: std::path::PathBuf,
     pub sector: fixtures::SectorFixture,
     pub c1: Vec<u8>,
+}
+
+impl Fixture {
+    /// Submit the fixture's C2 to `engine`.
+    pub fn submit(&self, engine: &Engine) -> cuzk::error::Result<cuzk::engine::JobId> {
+        engine.submit(SubmitRequest {
+            c1_json: &self.c1,
+            sector_id: self.sector.sector_id,
+            prover_id: self.sector.prover_id,
+            priority: 0,
+            request_id: None,
+        })
+    }
 }
 
 pub(crate) fn fixture() -> cuzk::error::Result<Fixture> {

@@ -150,14 +150,7 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
     let res = (|| -> cuzk::error::Result<String> {
         let engine = Engine::new(cfg)?;
         engine.srs_load(PROOF, None)?;
-        let id = engine.submit(SubmitRequest {
-            c1_json: &f.c1,
-            sector_id: f.sector.sector_id,
-            prover_id: f.sector.prover_id,
-            priority: 0,
-            request_id: None,
-        })?;
-        let snap = engine.wait(id, None)?;
+        let snap = engine.wait(f.submit(&engine)?, None)?;
         if snap.state != JobState::Done {
             return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
         }
