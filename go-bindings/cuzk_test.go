@@ -176,6 +176,8 @@ func TestBadInput(t *testing.T) {
 	expect("submit of non-JSON", err, cuzk.ErrInvalidInput)
 	_, err = e.SubmitC2(ctx, cuzk.C2Request{Sector: 1, Miner: 1000})
 	expect("submit without C1", err, cuzk.ErrInvalidArgument)
+	_, err = e.SubmitC2(ctx, cuzk.C2Request{C1: c1, Sector: 1, Miner: 1000, RequestID: "sector-1\x00-retry"})
+	expect("submit with a NUL in the request id", err, cuzk.ErrInvalidArgument)
 	_, err = e.SubmitC2(ctx, cuzk.C2Request{C1: c1, Sector: 1, Miner: 1000, ProverID: [32]byte{1}})
 	expect("submit with a ProverID of another miner", err, cuzk.ErrInvalidArgument)
 	if _, err := cuzk.SealProofOfC1([]byte("{}")); !errors.Is(err, cuzk.ErrInvalidInput) {

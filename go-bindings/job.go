@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -95,8 +96,10 @@ type C2Request struct {
 	ProverID [32]byte
 	// Priority: higher runs first.
 	Priority int32
-	// RequestID, if not empty, is an idempotency key: submitting the same key again returns
-	// the same job while the engine remembers it (Config.JobTTL after it ends).
+	// RequestID, if not empty, is an idempotency key: submitting the same key with the same
+	// C1, sector and prover again returns the same job while the engine remembers it
+	// (Config.JobTTL after it ends); the same key with other content is ErrInvalidArgument; a
+	// job that failed or was cancelled releases its key, so a retry runs anew. No NUL bytes.
 	RequestID string
 }
 
@@ -122,6 +125,10 @@ func (e *Engine) SubmitC2(ctx context.Context, req C2Request) (*Job, error) {
 	prover, err := proverID(req.Miner, req.ProverID)
 	if err != nil {
 		return nil, err
+	}
+	if strings.IndexByte(req.RequestID, 0) >= 0 {
+		// C.CString would cut the key at the NUL and make two keys one.
+		return nil, errf(StatusInvalidArgument, "C2Request.RequestID contains a NUL byte")
 	}
 	var crid *C.char
 	if req.RequestID != "" {

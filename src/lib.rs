@@ -12,6 +12,7 @@ pub mod registry;
 
 pub mod engine;
 pub mod ffi;
+mod files;
 pub mod fixtures;
 mod pages;
 pub mod prover;

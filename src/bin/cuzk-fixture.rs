@@ -1,6 +1,8 @@
 //! Generates (or finds) test fixtures: `cuzk-fixture [--root DIR] [--seed N] [--sector-only] [PROOF ...]`.
 //! PROOF is a registered seal proof name or filecoin-ffi number (default StackedDrg2KiBV1_1).
 //! Prints one JSON line per proof with the params path and the sealed sector.
+//! `cuzk-fixture --shape PROOF ...` instead counts each proof's partition circuit (constraints and
+//! the params section sizes, from the blank circuit; no params or sector needed).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,14 +13,16 @@ fn main() -> ExitCode {
     let mut seed = cuzk::fixtures::DEFAULT_SEED;
     let mut proofs = Vec::new();
     let mut with_params = true;
+    let mut shape = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
             "--sector-only" => with_params = false,
+            "--shape" => shape = true,
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
             "-h" | "--help" => {
-                println!("usage: cuzk-fixture [--root DIR] [--seed N] [--sector-only] [PROOF ...]");
+                println!("usage: cuzk-fixture [--root DIR] [--seed N] [--sector-only | --shape] [PROOF ...]");
                 return ExitCode::SUCCESS;
             }
             p => proofs.push(p.to_string()),
@@ -30,6 +34,17 @@ fn main() -> ExitCode {
     for p in proofs {
         let run = || -> cuzk::error::Result<String> {
             let proof = cuzk::registry::parse(&p)?;
+            if shape {
+                let t = std::time::Instant::now();
+                let c = cuzk::synth::shape::count(proof)?;
+                return Ok(serde_json::json!({
+                    "proof": cuzk::registry::name(proof),
+                    "constraints": c.constraints,
+                    "sections": { "ic": c.ic, "h": c.h, "l": c.l, "a": c.a, "b_g1": c.b, "b_g2": c.b },
+                    "count_seconds": t.elapsed().as_secs_f64(),
+                })
+                .to_string());
+            }
             let params = if with_params { Some(cuzk::fixtures::ensure_params(&root, proof, seed)?) } else { None };
             let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
             Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())

@@ -8,6 +8,13 @@ use serde::Deserialize;
 use crate::error::{Result, ResultExt, Status};
 use crate::srs::Validation;
 
+/// Bounds of the numeric keys (documented in the README): beyond them a value is a mistake, and
+/// honouring it would exhaust threads or memory.
+pub const MAX_SYNTHESIS_WORKERS: usize = 1024;
+pub const MAX_PROVE_QUEUE_DEPTH: usize = 1024;
+pub const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
+pub const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineConfig {
@@ -71,8 +78,20 @@ impl EngineConfig {
         if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
             return Err(err!(InvalidArgument, "backend must be \"auto\", \"cpu\" or \"cuda\", got {:?}", self.backend));
         }
-        if self.prove_queue_depth == 0 {
-            return Err(err!(InvalidArgument, "prove_queue_depth must be at least 1"));
+        let bounded = |key: &str, v: u64, lo: u64, hi: u64, why: &str| {
+            if v < lo || v > hi {
+                return Err(err!(InvalidArgument, "{key} must be between {lo} and {hi} ({why}), got {v}"));
+            }
+            Ok(())
+        };
+        bounded("synthesis_workers", self.synthesis_workers as u64, 0, MAX_SYNTHESIS_WORKERS as u64, "0 = automatic; one thread each")?;
+        bounded("prove_queue_depth", self.prove_queue_depth as u64, 1, MAX_PROVE_QUEUE_DEPTH as u64, "synthesized partitions waiting for the prover")?;
+        bounded("memory_budget_mib", self.memory_budget_mib, 0, MAX_MEMORY_BUDGET_MIB, "0 = automatic; at most 1 PiB")?;
+        bounded("job_ttl_secs", self.job_ttl_secs, 0, MAX_JOB_TTL_SECS, "at most 30 days")?;
+        for (key, dir) in [("params_dir", &self.params_dir), ("srs_cache_dir", &self.srs_cache_dir)] {
+            if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+                return Err(err!(InvalidArgument, "{key} is an empty path (leave it out for the default)"));
+            }
         }
         Ok(())
     }
@@ -109,5 +128,20 @@ mod tests {
         assert!(EngineConfig::from_json(r#"{"backend": "gpu"}"#).is_err());
         assert!(EngineConfig::from_json(r#"{"srs_validation": "some"}"#).is_err());
         assert!(EngineConfig::from_json("[1]").is_err());
+        for bad in [
+            r#"{"prove_queue_depth": 4294967296}"#,
+            r#"{"prove_queue_depth": 0}"#,
+            r#"{"synthesis_workers": 100000}"#,
+            r#"{"memory_budget_mib": 18446744073709551615}"#,
+            r#"{"job_ttl_secs": 99999999999}"#,
+            r#"{"synthesis_workers": -1}"#,
+            r#"{"params_dir": ""}"#,
+        ] {
+            let e = EngineConfig::from_json(bad).unwrap_err();
+            assert_eq!(e.status, Status::InvalidArgument, "{bad}: {}", e.message);
+        }
+        let e = EngineConfig::from_json(r#"{"synthesis_workers": 100000}"#).unwrap_err();
+        assert!(e.message.contains("synthesis_workers") && e.message.contains("1024"), "{}", e.message);
+        assert!(EngineConfig::from_json(r#"{"synthesis_workers": 1024, "prove_queue_depth": 1024}"#).is_ok());
     }
 }

@@ -71,14 +71,30 @@ pub struct JobResult {
     pub verified: bool,
 }
 
+/// What a job needs while it runs: its parsed inputs and its SRS. Taken out of the job the
+/// moment it reaches a final state and handed to the deallocator, so a finished job kept for
+/// poll/wait (`job_ttl_secs`) holds neither — an evicted SRS is freed when its last job ends.
+pub struct JobWork {
+    pub inputs: SealJobInputs,
+    pub srs: Arc<Srs>,
+}
+
+/// An idempotency key and a digest of what it was first submitted with: the same key with
+/// other content is refused, never answered with the other job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    pub id: String,
+    pub content: [u8; 32],
+}
+
 pub struct Job {
     pub id: JobId,
-    pub request_id: Option<String>,
+    pub request: Option<RequestKey>,
     pub priority: i32,
     pub prover_id: [u8; 32],
     pub sector_id: u64,
-    pub inputs: SealJobInputs,
-    pub srs: Arc<Srs>,
+    partitions: usize,
+    work: Mutex<Option<Arc<JobWork>>>,
     pub submitted: Instant,
     cancelled: AtomicBool,
     inner: Mutex<JobInner>,
@@ -95,9 +111,10 @@ pub struct JobInner {
 }
 
 impl Job {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: JobId,
-        request_id: Option<String>,
+        request: Option<RequestKey>,
         priority: i32,
         prover_id: [u8; 32],
         sector_id: u64,
@@ -109,12 +126,12 @@ impl Job {
         let partitions = inputs.circuits.partitions();
         Job {
             id,
-            request_id,
+            request,
             priority,
             prover_id,
             sector_id,
-            inputs,
-            srs,
+            partitions,
+            work: Mutex::new(Some(Arc::new(JobWork { inputs, srs }))),
             submitted,
             cancelled: AtomicBool::new(false),
             inner: Mutex::new(JobInner {
@@ -130,7 +147,17 @@ impl Job {
     }
 
     pub fn partitions(&self) -> usize {
-        self.inputs.circuits.partitions()
+        self.partitions
+    }
+
+    /// The job's inputs and SRS while it is unfinished; None once it has ended.
+    pub fn work(&self) -> Option<Arc<JobWork>> {
+        self.work.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Take the inputs and SRS out of a job that has ended (for the deallocator).
+    pub fn take_work(&self) -> Option<Arc<JobWork>> {
+        self.work.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     pub fn lock(&self) -> MutexGuard<'_, JobInner> {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 pub use config::EngineConfig;
 pub use job::{JobId, JobResult, JobState, JobTimings};
+use job::RequestKey;
 pub use status::{result_json, timings_json};
 
 use crate::error::{Error, Result};
@@ -56,8 +57,46 @@ pub struct SubmitRequest<'a> {
 #[derive(Default)]
 struct JobTable {
     by_id: HashMap<JobId, Arc<Job>>,
-    by_request: HashMap<String, JobId>,
+    /// Request id → (job, digest of the content it was submitted with).
+    by_request: HashMap<String, (JobId, [u8; 32])>,
     next_id: JobId,
+}
+
+impl JobTable {
+    /// The job a request id already names, if its content matches; an error if it names
+    /// another sector's request.
+    fn lookup(&self, key: &RequestKey) -> Result<Option<JobId>> {
+        match self.by_request.get(&key.id) {
+            None => Ok(None),
+            Some((id, content)) if *content == key.content => Ok(Some(*id)),
+            Some((id, _)) => Err(err!(
+                InvalidArgument,
+                "request id {:?} is already used by job {id} for other content (another C1, sector or prover id)",
+                key.id
+            )),
+        }
+    }
+}
+
+/// Longest accepted request id: an idempotency key, not a payload.
+pub const MAX_REQUEST_ID_BYTES: usize = 1024;
+
+fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
+    use sha2::{Digest, Sha256};
+    let Some(id) = &req.request_id else { return Ok(None) };
+    if id.is_empty() || id.len() > MAX_REQUEST_ID_BYTES || id.contains('\0') {
+        return Err(err!(
+            InvalidArgument,
+            "request id must be 1 to {MAX_REQUEST_ID_BYTES} bytes without NUL, got {} bytes",
+            id.len()
+        ));
+    }
+    let mut h = Sha256::new();
+    h.update((req.c1_json.len() as u64).to_le_bytes());
+    h.update(req.c1_json);
+    h.update(req.sector_id.to_le_bytes());
+    h.update(req.prover_id);
+    Ok(Some(RequestKey { id: id.clone(), content: h.finalize().into() }))
 }
 
 #[derive(Default)]
@@ -81,6 +120,8 @@ pub(crate) struct Shared {
     memory: Arc<memory::MemoryBudget>,
     /// Bytes partitions may hold before the SRSes are counted (u64::MAX: unlimited).
     memory_base: u64,
+    /// Set when a stage thread died: why the engine takes no more work.
+    broken: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -99,6 +140,40 @@ impl Shared {
         }
         let srs: u64 = self.srs.all().iter().map(|s| s.resident_bytes).sum();
         self.memory_base.saturating_sub(srs)
+    }
+
+    /// A job reached a final state: its inputs and SRS reference go to the deallocator now,
+    /// and the request id of a job that did not succeed is released so a retry can run.
+    fn retire(&self, job: &Job) {
+        if let Some(work) = job.take_work() {
+            self.dealloc.free(work, 0);
+        }
+        if job.state() != JobState::Done {
+            if let Some(key) = &job.request {
+                let mut t = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+                if t.by_request.get(&key.id).is_some_and(|(id, _)| *id == job.id) {
+                    t.by_request.remove(&key.id);
+                }
+            }
+        }
+    }
+
+    /// A stage thread died: fail every unfinished job with `why` and refuse new work.
+    fn break_engine(&self, why: &str) {
+        *self.broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_owned());
+        let jobs: Vec<Arc<Job>> = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values().cloned().collect();
+        for job in jobs {
+            let mut ended = false;
+            self.update(&job, |j| {
+                ended = !j.state().is_final();
+                j.fail(err!(Internal, "{why}"));
+            });
+            if ended {
+                self.count_final(JobState::Failed);
+                self.retire(&job);
+            }
+        }
+        self.queue.close();
     }
 
     fn count_final(&self, state: JobState) {
@@ -169,6 +244,7 @@ impl Engine {
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
             memory_base,
+            broken: Mutex::new(None),
         });
         let threads = workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;
         log::info!("cuzk engine started: backend {}", shared.backend.name());
@@ -190,7 +266,7 @@ impl Engine {
             Some(p) => p.to_owned(),
             None => registry::params_path(&self.shared.config.params_dir(), proof)?,
         };
-        if !path.is_file() {
+        if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
             return Err(err!(
                 SrsLoad,
                 "params file for {} not found: expected {}",
@@ -221,11 +297,15 @@ impl Engine {
     /// Queue a C2 job. Errors in the request (bad C1, no SRS) are returned here, synchronously.
     pub fn submit(&self, req: SubmitRequest<'_>) -> Result<JobId> {
         let submitted = Instant::now();
+        if let Some(why) = self.shared.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Err(err!(Internal, "not accepting work: {why}"));
+        }
         self.forget_expired();
-        if let Some(rid) = &req.request_id {
+        let key = request_key(&req)?;
+        if let Some(key) = &key {
             let t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(id) = t.by_request.get(rid) {
-                return Ok(*id);
+            if let Some(id) = t.lookup(key)? {
+                return Ok(id);
             }
         }
         let inputs = crate::synth::parse_c1(req.c1_json, &req.prover_id, req.sector_id)?;
@@ -243,28 +323,18 @@ impl Engine {
         let srs_time = t_srs.elapsed();
 
         let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(rid) = &req.request_id {
-            if let Some(id) = t.by_request.get(rid) {
-                return Ok(*id); // raced with an identical submit
+        if let Some(key) = &key {
+            if let Some(id) = t.lookup(key)? {
+                return Ok(id); // raced with an identical submit
             }
         }
         let id = t.next_id;
         t.next_id += 1;
-        let job = Arc::new(Job::new(
-            id,
-            req.request_id.clone(),
-            req.priority,
-            req.prover_id,
-            req.sector_id,
-            inputs,
-            srs,
-            srs_time,
-            submitted,
-        ));
-        t.by_id.insert(id, job.clone());
-        if let Some(rid) = req.request_id {
-            t.by_request.insert(rid, id);
+        if let Some(key) = &key {
+            t.by_request.insert(key.id.clone(), (id, key.content));
         }
+        let job = Arc::new(Job::new(id, key, req.priority, req.prover_id, req.sector_id, inputs, srs, srs_time, submitted));
+        t.by_id.insert(id, job.clone());
         drop(t);
         self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
         self.shared.queue.push_job(&job);
@@ -316,6 +386,7 @@ impl Engine {
         self.shared.update(&job, |j| cancelled = j.cancel());
         if cancelled {
             self.shared.count_final(JobState::Cancelled);
+            self.shared.retire(&job);
         }
         Ok(cancelled)
     }
@@ -356,8 +427,10 @@ impl Engine {
             .collect();
         for id in expired {
             if let Some(job) = t.by_id.remove(&id) {
-                if let Some(rid) = &job.request_id {
-                    t.by_request.remove(rid);
+                if let Some(key) = &job.request {
+                    if t.by_request.get(&key.id).is_some_and(|(j, _)| *j == id) {
+                        t.by_request.remove(&key.id);
+                    }
                 }
             }
         }

@@ -41,21 +41,58 @@ struct Started {
     begun: Begun,
 }
 
+/// Start every stage thread. If one cannot be started, those already running are stopped and
+/// joined before the error returns: a failed engine start leaves nothing behind.
 pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let mut threads = Vec::new();
+    match spawn_into(shared, &mut threads) {
+        Ok(()) => Ok(threads),
+        Err(e) => {
+            shared.queue.close();
+            for t in threads {
+                let _ = t.join();
+            }
+            Err(e)
+        }
+    }
+}
+
+fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::io::Result<()> {
     let (tx, rx) = sync_channel::<Synthesized>(shared.config.prove_queue_depth);
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
-    let mut threads = Vec::new();
+    let stage = |name: String, f: Box<dyn FnOnce() + Send>| {
+        let sh = shared.clone();
+        std::thread::Builder::new().name(name).spawn(move || {
+            let _watch = StageWatch(&sh);
+            f()
+        })
+    };
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
-        threads.push(std::thread::Builder::new().name(format!("cuzk-synth-{i}")).spawn(move || synth_loop(&sh, tx))?);
+        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx)))?);
     }
     drop(tx);
     let sh = shared.clone();
-    threads.push(std::thread::Builder::new().name("cuzk-prove".into()).spawn(move || prove_loop(&sh, rx, ftx))?);
+    threads.push(stage("cuzk-prove".into(), Box::new(move || prove_loop(&sh, rx, ftx)))?);
     let sh = shared.clone();
-    threads.push(std::thread::Builder::new().name("cuzk-finish".into()).spawn(move || finish_loop(&sh, frx))?);
-    Ok(threads)
+    threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
+    Ok(())
+}
+
+/// Lives on each stage thread's stack. If the thread unwinds (a panic outside the per-job
+/// guards), the engine can no longer promise progress: every unfinished job fails with an
+/// error saying so, new submits are refused, and waiters wake instead of blocking forever.
+struct StageWatch<'a>(&'a Arc<Shared>);
+
+impl Drop for StageWatch<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let name = std::thread::current().name().unwrap_or("a stage thread").to_owned();
+            log::error!("cuzk engine thread {name} panicked; failing every unfinished job");
+            self.0.break_engine(&format!("engine thread {name} panicked (a bug in cuzk); the engine must be recreated"));
+        }
+    }
 }
 
 /// Run a stage, turning a panic into an error.
@@ -71,6 +108,7 @@ fn fail(shared: &Shared, job: &Job, e: Error) {
     });
     if ended {
         shared.count_final(JobState::Failed);
+        shared.retire(job);
     }
 }
 
@@ -84,7 +122,10 @@ fn discard(shared: &Shared, assignment: Assignment, memory: Reservation) {
 fn synth_loop(shared: &Shared, tx: super::ProveSender) {
     while let Some((item, popped)) = shared.queue.pop() {
         let job = item.job;
+        // None once the job has ended (cancelled, failed): nothing left to do for it.
+        let Some(work) = job.work() else { continue };
         if job.is_cancelled() {
+            shared.dealloc.free(work, 0);
             continue;
         }
         shared.update(&job, |j| {
@@ -99,7 +140,8 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         });
         let t = Instant::now();
         let limit = || shared.memory_limit();
-        let Some(memory) = shared.memory.reserve(job.srs.partition_bytes(), &limit, &|| job.is_cancelled()) else {
+        let Some(memory) = shared.memory.reserve(work.srs.partition_bytes(), &limit, &|| job.is_cancelled()) else {
+            shared.dealloc.free(work, 0);
             continue; // cancelled while waiting for room
         };
         let waited = t.elapsed();
@@ -107,7 +149,10 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             job.lock().timings.phases.add("memory_wait", waited);
         }
         let t = Instant::now();
-        let res = guarded("synthesis", || job.inputs.circuits.synthesize(item.partition, job.srs.size_hint()));
+        let res = guarded("synthesis", || work.inputs.circuits.synthesize(item.partition, work.srs.size_hint()));
+        // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
+        // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
+        shared.dealloc.free(work, 0);
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
         log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);
@@ -144,7 +189,12 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
         let at = Instant::now();
         let mut rng = rand::rngs::OsRng;
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let res = guarded("proving", || shared.backend.start(&job.srs, assignment, r, s, &|| job.is_cancelled()));
+        let Some(work) = job.work() else {
+            discard(shared, assignment, memory);
+            continue;
+        };
+        let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
+        shared.dealloc.free(work, 0);
         match res {
             Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
@@ -160,9 +210,17 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
 fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
     for st in rx {
         let Started { job, partition, memory, waited, at, begun } = st;
-        let res = match begun {
-            Begun::Done(pp) => Ok(pp),
-            Begun::Tail(tail) => guarded("finishing the proof", || shared.backend.finish(&job.srs, tail)),
+        let res = match (begun, job.work()) {
+            (Begun::Done(pp), _) => Ok(pp),
+            (Begun::Tail(tail), Some(work)) => {
+                let r = guarded("finishing the proof", || shared.backend.finish(&work.srs, tail));
+                shared.dealloc.free(work, 0);
+                r
+            }
+            (Begun::Tail(tail), None) => {
+                shared.dealloc.free(tail, 0); // the job ended: its proof is not needed
+                Err(err!(Cancelled, "job {} ended", job.id))
+            }
         };
         let took = at.elapsed();
         match res {
@@ -192,6 +250,7 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
 
 /// All partitions proved: concatenate, verify, publish.
 fn finish(shared: &Shared, job: &Job) {
+    let Some(work) = job.work() else { return }; // ended meanwhile
     let res = guarded("assembling the proof", || {
         let mut bytes = Vec::with_capacity(192 * job.partitions());
         for p in job.lock().proofs.iter().flatten() {
@@ -200,15 +259,15 @@ fn finish(shared: &Shared, job: &Job) {
         let t = Instant::now();
         let verified = if shared.config.verify {
             let st = SealStatement {
-                proof_type: job.inputs.proof,
-                comm_r: job.inputs.comm_r,
-                comm_d: job.inputs.comm_d,
+                proof_type: work.inputs.proof,
+                comm_r: work.inputs.comm_r,
+                comm_d: work.inputs.comm_d,
                 prover_id: job.prover_id,
                 sector_id: job.sector_id,
-                ticket: job.inputs.ticket,
-                seed: job.inputs.seed,
+                ticket: work.inputs.ticket,
+                seed: work.inputs.seed,
             };
-            if !crate::verify::verify_seal(&job.srs.pvk, &st, &bytes)? {
+            if !crate::verify::verify_seal(&work.srs.pvk, &st, &bytes)? {
                 return Err(err!(Verification, "job {}: the produced proof does not verify", job.id));
             }
             true
@@ -217,6 +276,7 @@ fn finish(shared: &Shared, job: &Job) {
         };
         Ok((bytes, verified, t.elapsed()))
     });
+    shared.dealloc.free(work, 0);
     match res {
         Err(e) => fail(shared, job, e),
         Ok((proof, verified, verify_time)) => {
@@ -243,6 +303,7 @@ fn finish(shared: &Shared, job: &Job) {
             });
             if published {
                 shared.count_final(JobState::Done);
+                shared.retire(job);
             }
         }
     }

@@ -3,22 +3,26 @@
 //! read plus a checksum instead of a decode. A cache file is about as large as its params file,
 //! which is why nothing is cached unless a directory is configured.
 //!
-//! A cache is used only when everything matches: format version, this build's point layout
-//! (sizes and the bytes of the G1/G2 generators), the params file's length and mtime, a
-//! validation level at least the one asked for, and every section's CRC-32. Anything else —
-//! missing, stale, truncated, corrupt — falls back to decoding the params file (and rewriting the
-//! cache); a bad cache never fails a load.
+//! A cache is a copy, never a trust root (DESIGN §7). It is used only when everything matches:
+//! the cache file is a regular file owned by this process's user (or root) and writable by
+//! nobody else, in a directory nobody else can write (so only a process that could also have
+//! decoded the params file wrote it); format version; this build's point layout (sizes and the
+//! bytes of the G1/G2 generators); the params file's identity (device, inode, length, mtime and
+//! ctime — a rewrite or a `touch` back to the old mtime changes the ctime); a validation level at
+//! least the one asked for; the verifying key, which must equal the one just read from the params
+//! file itself (proofs are only ever judged against that one); and every section's CRC-32.
+//! Anything else — missing, stale, truncated, corrupt, foreign — falls back to decoding the
+//! params file (and rewriting the cache); a bad cache never fails a load.
 //!
 //! Layout: header (little-endian u64 fields, see [`Header`]), then vk (alpha_g1, beta_g1,
 //! beta_g2, gamma_g2, delta_g1, delta_g2), ic, h, l, a, b_g1, b_g2 as raw point memory.
 
-use std::fs::{self, File, Metadata, OpenOptions};
+use std::fs::{self, File, Metadata};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
@@ -27,9 +31,10 @@ use rayon::prelude::*;
 
 use super::Validation;
 use crate::error::Result;
+use crate::files::{self, Trust};
 
 const MAGIC: [u8; 8] = *b"CUZKSRS\0";
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 const G1: usize = std::mem::size_of::<G1Affine>();
 const G2: usize = std::mem::size_of::<G2Affine>();
 /// Sections after the header: the vk block, then ic, h, l, a, b_g1, b_g2.
@@ -48,16 +53,21 @@ pub fn path_for(dir: &Path, params: &Path) -> PathBuf {
 pub struct Source {
     len: u64,
     mtime_ns: u64,
+    ctime_ns: u64,
+    dev: u64,
+    ino: u64,
 }
 
 impl Source {
     pub fn of(meta: &Metadata) -> Source {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as u64);
-        Source { len: meta.len(), mtime_ns }
+        let ns = |s: i64, n: i64| (s as u64).wrapping_mul(1_000_000_000).wrapping_add(n as u64);
+        Source {
+            len: meta.len(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
     }
 }
 
@@ -68,8 +78,8 @@ struct Header {
     crcs: [u32; SECTIONS],
 }
 
-// magic, version, g1 size, g2 size, source len, source mtime, validation, 6 counts, 7 crcs
-const FIELDS: usize = 13 + SECTIONS;
+// magic, version, g1 size, g2 size, source len, mtime, ctime, dev, ino, validation, 6 counts, 7 crcs
+const FIELDS: usize = 16 + SECTIONS;
 const PROBE_BYTES: usize = G1 + G2;
 const HEADER_BYTES: usize = 8 * FIELDS + PROBE_BYTES;
 
@@ -104,6 +114,9 @@ impl Header {
             G2 as u64,
             self.source.len,
             self.source.mtime_ns,
+            self.source.ctime_ns,
+            self.source.dev,
+            self.source.ino,
             validation_code(self.validation),
         ];
         fields.extend_from_slice(&self.counts);
@@ -128,16 +141,17 @@ impl Header {
         if f(2) != G1 as u64 || f(3) != G2 as u64 || b[8 * FIELDS..HEADER_BYTES] != probe()[..] {
             return Err("written by a build with another point layout".into());
         }
-        let validation = validation_of(f(6)).ok_or("unknown validation level")?;
+        let validation = validation_of(f(9)).ok_or("unknown validation level")?;
         let mut counts = [0u64; SECTIONS - 1];
         for (k, c) in counts.iter_mut().enumerate() {
-            *c = f(7 + k);
+            *c = f(10 + k);
         }
         let mut crcs = [0u32; SECTIONS];
         for (k, c) in crcs.iter_mut().enumerate() {
-            *c = f(13 + k) as u32;
+            *c = f(16 + k) as u32;
         }
-        Ok(Header { source: Source { len: f(4), mtime_ns: f(5) }, validation, counts, crcs })
+        let source = Source { len: f(4), mtime_ns: f(5), ctime_ns: f(6), dev: f(7), ino: f(8) };
+        Ok(Header { source, validation, counts, crcs })
     }
 
     /// Byte length of each section; None when the counts cannot be real (corrupt header).
@@ -189,24 +203,37 @@ fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize) -> std::io::R
     Ok(v)
 }
 
-/// The cached parameters of `params`, if a usable cache is there: `Ok(None)` says why not in
-/// the log (and the caller decodes the params file instead).
-pub fn load(cache: &Path, source: Source, want: Validation) -> Option<(Parameters<Bls12>, Validation)> {
-    match try_load(cache, source, want) {
+/// What a cache must match besides its own checksums: the params file it was made from and
+/// what was read from that file's head just now.
+pub struct Expect<'a> {
+    pub source: Source,
+    /// Points per section (ic, h, l, a, b_g1, b_g2) in the params file.
+    pub counts: [usize; SECTIONS - 1],
+    /// The verifying key read from the params file (the trust root).
+    pub vk: &'a VerifyingKey<Bls12>,
+    pub validation: Validation,
+}
+
+/// The cached parameters of the params file `want` describes, if a usable cache is there;
+/// `None` says why not in the log (and the caller decodes the params file instead).
+pub fn load(cache: &Path, want: &Expect<'_>) -> Option<(Parameters<Bls12>, Validation)> {
+    match try_load(cache, want) {
         Ok(p) => Some(p),
         Err(why) => {
-            if cache.exists() {
-                log::warn!("SRS cache {} not used: {why}", cache.display());
-            } else {
-                log::info!("no SRS cache at {} yet", cache.display());
+            match fs::symlink_metadata(cache) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => log::info!("no SRS cache at {} yet", cache.display()),
+                _ => log::warn!("SRS cache {} not used: {why}", cache.display()),
             }
             None
         }
     }
 }
 
-fn try_load(cache: &Path, source: Source, want: Validation) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
-    let file = File::open(cache).map_err(|e| e.to_string())?;
+fn try_load(cache: &Path, want: &Expect<'_>) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
+    if let Some(dir) = cache.parent() {
+        files::check_private_dir(dir).map_err(|why| format!("its directory {} {why}", dir.display()))?;
+    }
+    let file = files::open_regular(cache, Trust::Private).map_err(|why| format!("it {why}"))?;
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     if len < HEADER_BYTES as u64 {
         return Err(format!("not a cuzk SRS cache ({len} bytes)"));
@@ -214,11 +241,14 @@ fn try_load(cache: &Path, source: Source, want: Validation) -> std::result::Resu
     let mut head = vec![0u8; HEADER_BYTES];
     file.read_exact_at(&mut head, 0).map_err(|e| format!("reading the header: {e}"))?;
     let h = Header::decode(&head)?;
-    if h.source != source {
-        return Err("the params file changed since the cache was written".into());
+    if h.source != want.source {
+        return Err("the params file changed since the cache was written (or the cache belongs to another file)".into());
     }
-    if validation_code(h.validation) < validation_code(want) {
-        return Err(format!("cached with validation {}, {} asked for", h.validation.name(), want.name()));
+    if validation_code(h.validation) < validation_code(want.validation) {
+        return Err(format!("cached with validation {}, {} asked for", h.validation.name(), want.validation.name()));
+    }
+    if h.counts.iter().zip(want.counts).any(|(&c, w)| c != w as u64) {
+        return Err("its section sizes differ from the params file's".into());
     }
     let sizes = h.section_bytes().ok_or("corrupt header (impossible section sizes)")?;
     let total = sizes.iter().try_fold(HEADER_BYTES as u64, |t, &s| t.checked_add(s as u64)).unwrap_or(u64::MAX);
@@ -263,6 +293,9 @@ fn try_load(cache: &Path, source: Source, want: Validation) -> std::result::Resu
         delta_g2: vk_g2[2],
         ic,
     };
+    if vk != *want.vk {
+        return Err("its verifying key differs from the params file's (edited or foreign cache)".into());
+    }
     let params = Parameters {
         vk,
         h: Arc::new(h_),
@@ -275,22 +308,16 @@ fn try_load(cache: &Path, source: Source, want: Validation) -> std::result::Resu
 }
 
 /// Write the cache of `p` (decoded from a params file identified by `source` with `validation`)
-/// to `cache`: into `<cache>.partial` under an exclusive lock, then renamed into place, so a
-/// reader never sees half a file and two writers never interleave.
+/// to `cache`: into a private temp file of a unique name (removed on any failure), then renamed
+/// into place, so a reader never sees half a file and concurrent writers never interleave.
+/// The directory is created private (0700) when missing and must be private when present.
 pub fn store(cache: &Path, source: Source, validation: Validation, p: &Parameters<Bls12>) -> Result<()> {
-    let fail = |what: &str, e: std::io::Error| err!(Internal, "SRS cache {}: {what}: {e}", cache.display());
+    let fail = |what: &str, e: &dyn std::fmt::Display| err!(Internal, "SRS cache {}: {what}: {e}", cache.display());
     if let Some(dir) = cache.parent() {
-        fs::create_dir_all(dir).map_err(|e| fail("creating its directory", e))?;
+        files::create_private_dir(dir).map_err(|e| fail("creating its directory", &e))?;
+        files::check_private_dir(dir).map_err(|why| fail("its directory", &why))?;
     }
-    let partial = cache.with_extension("cuzk-srs.partial");
-    let file =
-        OpenOptions::new().write(true).create(true).truncate(false).open(&partial).map_err(|e| fail("opening", e))?;
-    // SAFETY: flock on a descriptor we own; released when `file` closes.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        log::info!("SRS cache {} is being written by another process", cache.display());
-        return Ok(());
-    }
-    file.set_len(0).map_err(|e| fail("truncating", e))?;
+    let tmp = files::TempFile::create(cache).map_err(|e| fail("creating a temp file", &e))?;
 
     let vk = &p.vk;
     let mut vk_bytes = Vec::with_capacity(VK_BYTES);
@@ -311,22 +338,39 @@ pub fn store(cache: &Path, source: Source, validation: Validation, p: &Parameter
         counts: [vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()].map(|n| n as u64),
         crcs: sections.map(crc),
     };
-    let mut w = BufWriter::with_capacity(CHUNK, &file);
-    w.write_all(&header.encode()).map_err(|e| fail("writing", e))?;
+    let mut w = BufWriter::with_capacity(CHUNK, tmp.file());
+    w.write_all(&header.encode()).map_err(|e| fail("writing", &e))?;
     for s in sections {
-        w.write_all(s).map_err(|e| fail("writing", e))?;
+        w.write_all(s).map_err(|e| fail("writing", &e))?;
     }
-    w.flush().map_err(|e| fail("writing", e))?;
+    w.flush().map_err(|e| fail("writing", &e))?;
     drop(w);
-    file.sync_all().map_err(|e| fail("syncing", e))?;
-    fs::rename(&partial, cache).map_err(|e| fail("renaming into place", e))?;
+    tmp.commit(cache).map_err(|e| fail("publishing", &e))?;
     Ok(())
+}
+
+/// Overwrite the verifying key inside an existing cache file and fix its checksum, the way
+/// anyone able to write the cache directory could: what the loader must refuse (tests only).
+#[doc(hidden)]
+pub fn rewrite_vk(cache: &Path, vk: &VerifyingKey<Bls12>) -> std::io::Result<()> {
+    let mut bytes = fs::read(cache)?;
+    let mut block = Vec::with_capacity(VK_BYTES);
+    block.extend_from_slice(bytes_of(&[vk.alpha_g1, vk.beta_g1, vk.delta_g1]));
+    block.extend_from_slice(bytes_of(&[vk.beta_g2, vk.gamma_g2, vk.delta_g2]));
+    if bytes.len() < HEADER_BYTES + VK_BYTES {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    bytes[HEADER_BYTES..HEADER_BYTES + VK_BYTES].copy_from_slice(&block);
+    let at = 8 * 16; // the vk block's CRC field
+    bytes[at..at + 8].copy_from_slice(&(crc(&block) as u64).to_le_bytes());
+    fs::write(cache, &bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use group::Group;
+    use std::os::unix::fs::PermissionsExt;
 
     fn params() -> Parameters<Bls12> {
         let g1 = |k: u64| G1Affine::from(blstrs::G1Projective::generator() * blstrs::Scalar::from(k));
@@ -349,8 +393,13 @@ mod tests {
         }
     }
 
-    fn refusal(cache: &Path, src: Source, want: Validation) -> String {
-        match try_load(cache, src, want) {
+    fn expect(p: &Parameters<Bls12>, source: Source, validation: Validation) -> Expect<'_> {
+        let counts = [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()];
+        Expect { source, counts, vk: &p.vk, validation }
+    }
+
+    fn refusal(cache: &Path, want: &Expect<'_>) -> String {
+        match try_load(cache, want) {
             Ok(_) => panic!("cache {} accepted", cache.display()),
             Err(why) => why,
         }
@@ -360,29 +409,56 @@ mod tests {
     fn round_trip_and_every_reason_to_refuse() {
         let dir = std::env::temp_dir().join(format!("cuzk-srs-cache-{}", std::process::id()));
         let cache = path_for(&dir, Path::new("/x/v28-test.params"));
-        let src = Source { len: 1234, mtime_ns: 5678 };
+        let src = Source { len: 1234, mtime_ns: 5678, ctime_ns: 91011, dev: 3, ino: 77 };
         let p = params();
         store(&cache, src, Validation::OnCurve, &p).unwrap();
-        assert!(!cache.with_extension("cuzk-srs.partial").exists());
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no temp file left behind");
+        assert_eq!(fs::metadata(&cache).unwrap().mode() & 0o777, 0o600);
 
-        let (back, v) = load(&cache, src, Validation::OnCurve).expect("usable cache");
+        let (back, v) = load(&cache, &expect(&p, src, Validation::OnCurve)).expect("usable cache");
         assert!(back == p, "parameters differ after the round trip");
         assert_eq!(v, Validation::OnCurve);
-        assert!(load(&cache, src, Validation::None).is_some());
+        assert!(load(&cache, &expect(&p, src, Validation::None)).is_some());
 
-        // Refused: a stronger validation, another source, corruption, truncation, garbage.
-        assert!(refusal(&cache, src, Validation::Full).contains("validation"));
-        assert!(refusal(&cache, Source { len: 1235, ..src }, Validation::None).contains("changed"));
-        let mut bytes = fs::read(&cache).unwrap();
+        // Refused: a stronger validation, another source (inode, ctime, length), other sizes.
+        assert!(refusal(&cache, &expect(&p, src, Validation::Full)).contains("validation"));
+        for other in [Source { len: 1235, ..src }, Source { ino: 78, ..src }, Source { ctime_ns: 1, ..src }] {
+            assert!(refusal(&cache, &expect(&p, other, Validation::None)).contains("changed"));
+        }
+        let mut fewer = expect(&p, src, Validation::None);
+        fewer.counts[1] -= 1;
+        assert!(refusal(&cache, &fewer).contains("section sizes"));
+
+        // A verifying key edited in the cache with its CRC fixed: refused (the params file's
+        // key is the trust root), although every checksum matches.
+        let good = fs::read(&cache).unwrap();
+        let mut forged_vk = p.vk.clone();
+        forged_vk.gamma_g2 = G2Affine::identity();
+        forged_vk.delta_g2 = G2Affine::identity();
+        rewrite_vk(&cache, &forged_vk).unwrap();
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("verifying key"));
+
+        // Corruption, truncation, garbage.
+        let mut bytes = good.clone();
         let last = bytes.len() - 5;
         bytes[last] ^= 1;
         fs::write(&cache, &bytes).unwrap();
-        assert!(refusal(&cache, src, Validation::None).contains("checksum"));
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("checksum"));
         fs::write(&cache, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(refusal(&cache, src, Validation::None).contains("bytes"));
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("bytes"));
         fs::write(&cache, b"not a cache at all").unwrap();
-        assert!(refusal(&cache, src, Validation::None).contains("not a cuzk SRS cache"));
-        assert!(load(&dir.join("missing"), src, Validation::None).is_none());
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("not a cuzk SRS cache"));
+
+        // A cache others could have written: loose mode, or a loose directory.
+        fs::write(&cache, &good).unwrap();
+        assert!(load(&cache, &expect(&p, src, Validation::None)).is_some());
+        fs::set_permissions(&cache, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("writable by other users"));
+        fs::set_permissions(&cache, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("directory"));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(load(&dir.join("missing"), &expect(&p, src, Validation::None)).is_none());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -124,83 +124,147 @@ fn decode_one<P: Point>(bytes: &[u8], v: Validation) -> Option<P> {
     ok.then_some(p)
 }
 
+/// Random-access reads of a params image: a file (read with `pread`, never mapped, so a file
+/// truncated while it is decoded is an error and not a SIGBUS) or bytes in memory (tests, fuzzing).
+pub trait ReadAt: Sync {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+}
+
+impl ReadAt for std::fs::File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.get(o..o.checked_add(buf.len())?))
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
 /// A section of `count` points starting at byte `offset`.
 #[derive(Debug, Clone, Copy)]
-struct Section {
-    name: &'static str,
-    offset: usize,
-    count: usize,
+pub struct Section {
+    pub name: &'static str,
+    pub offset: u64,
+    pub count: usize,
 }
 
-fn decode_section<P: Point>(data: &[u8], s: Section, v: Validation, path: &Path) -> Result<Vec<P>> {
-    let bytes = &data[s.offset..s.offset + s.count * P::LEN];
-    let points: Option<Vec<P>> = bytes
-        .par_chunks_exact(P::LEN)
-        .with_min_len(4096)
-        .map(|c| decode_one::<P>(c, v))
-        .collect();
-    points.ok_or_else(|| {
-        // Find the first bad point only on the error path.
-        let bad = bytes
-            .chunks_exact(P::LEN)
-            .position(|c| decode_one::<P>(c, v).is_none())
-            .unwrap_or(0);
-        err!(
-            SrsLoad,
-            "{}: corrupt params file: {} point {} of section {} (at byte {}) is not a valid point (validation {})",
-            path.display(),
-            P::NAME,
-            bad,
-            s.name,
-            s.offset + bad * P::LEN,
-            v.name()
-        )
-    })
+/// Points decoded per read: 16 Ki points (1.5 MiB of G1, 3 MiB of G2) per pread.
+const CHUNK_POINTS: usize = 1 << 14;
+
+fn read_error(path: &Path, what: &str, e: std::io::Error) -> crate::error::Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        err!(SrsLoad, "{}: truncated params file: it ended while {what} was read (was it truncated while loading?)", path.display())
+    } else {
+        err!(SrsLoad, "{}: reading {what}: {e}", path.display())
+    }
 }
 
-/// Walk the counted sections and check the file length matches them exactly.
-fn layout(data: &[u8], path: &Path) -> Result<[Section; 6]> {
-    let too_short = |what: &str, need: usize| {
+fn decode_section<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validation, path: &Path) -> Result<Vec<P>> {
+    let mut out = vec![P::identity(); s.count];
+    // Ok(None) = read fine but a point is bad (found again below, only on this error path).
+    let ok = out.par_chunks_mut(CHUNK_POINTS).enumerate().try_for_each_init(Vec::new, |buf: &mut Vec<u8>, (i, dst)| {
+        buf.resize(dst.len() * P::LEN, 0);
+        let at = s.offset + (i * CHUNK_POINTS * P::LEN) as u64;
+        src.read_exact_at(buf, at).map_err(|e| Some(read_error(path, s.name, e)))?;
+        for (d, c) in dst.iter_mut().zip(buf.chunks_exact(P::LEN)) {
+            *d = decode_one::<P>(c, v).ok_or(None)?;
+        }
+        Ok(())
+    });
+    match ok {
+        Ok(()) => Ok(out),
+        Err(Some(e)) => Err(e),
+        Err(None) => Err(first_bad::<P>(src, s, v, path)),
+    }
+}
+
+/// The error naming the first invalid point of a section already known to hold one.
+fn first_bad<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validation, path: &Path) -> crate::error::Error {
+    let mut buf = vec![0u8; P::LEN];
+    for k in 0..s.count {
+        let at = s.offset + (k * P::LEN) as u64;
+        if let Err(e) = src.read_exact_at(&mut buf, at) {
+            return read_error(path, s.name, e);
+        }
+        if decode_one::<P>(&buf, v).is_none() {
+            return err!(
+                SrsLoad,
+                "{}: corrupt params file: {} point {} of section {} (at byte {}) is not a valid point (validation {})",
+                path.display(),
+                P::NAME,
+                k,
+                s.name,
+                at,
+                v.name()
+            );
+        }
+    }
+    err!(SrsLoad, "{}: section {} changed while it was read", path.display(), s.name)
+}
+
+/// Walk the counted sections and check the file length `len` matches them exactly.
+pub fn layout(src: &(impl ReadAt + ?Sized), len: u64, path: &Path) -> Result<[Section; 6]> {
+    let too_short = |what: &str, need: u64| {
         err!(
             SrsLoad,
             "{}: truncated params file: {} needs {} bytes but the file has {}",
             path.display(),
             what,
             need,
-            data.len()
+            len
         )
     };
+    if len < VK_FIXED_LEN as u64 {
+        return Err(too_short("the verifying key", VK_FIXED_LEN as u64));
+    }
     let names = ["ic", "h", "l", "a", "b_g1", "b_g2"];
-    let mut pos = VK_FIXED_LEN;
+    let mut pos = VK_FIXED_LEN as u64;
     let mut out = [Section { name: "", offset: 0, count: 0 }; 6];
     for (i, name) in names.iter().enumerate() {
-        let hdr = data.get(pos..pos + 4).ok_or_else(|| too_short(name, pos + 4))?;
-        let count = u32::from_be_bytes(hdr.try_into().expect("4 bytes")) as usize;
+        if pos + 4 > len {
+            return Err(too_short(name, pos + 4));
+        }
+        let mut hdr = [0u8; 4];
+        src.read_exact_at(&mut hdr, pos).map_err(|e| read_error(path, name, e))?;
+        let count = u32::from_be_bytes(hdr) as usize;
         let elem = if i == 5 { G2_LEN } else { G1_LEN };
-        let end = pos + 4 + count * elem;
-        if end > data.len() {
+        let end = pos + 4 + (count * elem) as u64;
+        if end > len {
             return Err(too_short(name, end));
         }
         out[i] = Section { name, offset: pos + 4, count };
         pos = end;
     }
-    if pos != data.len() {
+    if pos != len {
         return Err(err!(
             SrsLoad,
             "{}: corrupt params file: sections end at byte {} but the file has {} bytes",
             path.display(),
             pos,
-            data.len()
+            len
         ));
     }
     Ok(out)
 }
 
-fn decode_vk(data: &[u8], ic: Vec<G1Affine>, v: Validation, path: &Path) -> Result<VerifyingKey<Bls12>> {
+/// The verifying key at the head of a params image (its `ic` section given by `layout`):
+/// always fully checked — on the curve, in the subgroup, not degenerate — whatever the
+/// validation level, since every proof is judged against it.
+pub fn read_vk(src: &(impl ReadAt + ?Sized), ic: Section, path: &Path) -> Result<VerifyingKey<Bls12>> {
+    let mut head = vec![0u8; VK_FIXED_LEN];
+    src.read_exact_at(&mut head, 0).map_err(|e| read_error(path, "the verifying key", e))?;
+    let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path)?;
     let bad = |what: &str| err!(SrsLoad, "{}: corrupt params file: verifying key {what} is not a valid point", path.display());
-    let g1 = |i: usize, what: &str| decode_one::<G1Affine>(&data[i..i + G1_LEN], v).ok_or_else(|| bad(what));
-    let g2 = |i: usize, what: &str| decode_one::<G2Affine>(&data[i..i + G2_LEN], v).ok_or_else(|| bad(what));
-    Ok(VerifyingKey {
+    let g1 = |i: usize, what: &str| decode_one::<G1Affine>(&head[i..i + G1_LEN], Validation::Full).ok_or_else(|| bad(what));
+    let g2 = |i: usize, what: &str| decode_one::<G2Affine>(&head[i..i + G2_LEN], Validation::Full).ok_or_else(|| bad(what));
+    let vk = VerifyingKey {
         alpha_g1: g1(0, "alpha_g1")?,
         beta_g1: g1(G1_LEN, "beta_g1")?,
         beta_g2: g2(2 * G1_LEN, "beta_g2")?,
@@ -208,42 +272,64 @@ fn decode_vk(data: &[u8], ic: Vec<G1Affine>, v: Validation, path: &Path) -> Resu
         delta_g1: g1(2 * G1_LEN + 2 * G2_LEN, "delta_g1")?,
         delta_g2: g2(3 * G1_LEN + 2 * G2_LEN, "delta_g2")?,
         ic,
-    })
+    };
+    check_vk(&vk).map_err(|why| err!(SrsLoad, "{}: refused verifying key: {why}", path.display()))?;
+    Ok(vk)
 }
 
-/// Decode a whole params file image.
-pub fn decode_params(data: &[u8], v: Validation, path: &Path) -> Result<Parameters<Bls12>> {
-    if data.len() < VK_FIXED_LEN {
-        return Err(err!(
-            SrsLoad,
-            "{}: truncated params file: {} bytes, the verifying key alone needs {}",
-            path.display(),
-            data.len(),
-            VK_FIXED_LEN
-        ));
+/// Refuse verifying keys under which proofs can be forged without a witness: identity alpha,
+/// beta, gamma or delta (e.g. gamma = delta = 0 accepts A = alpha, B = beta, any C), gamma equal
+/// to delta (C = -IC(inputs) then passes), or an empty `ic`.
+pub fn check_vk(vk: &VerifyingKey<Bls12>) -> std::result::Result<(), String> {
+    let id1 = |p: &G1Affine| bool::from(p.is_identity());
+    let id2 = |p: &G2Affine| bool::from(p.is_identity());
+    for (name, bad) in [
+        ("alpha_g1", id1(&vk.alpha_g1)),
+        ("beta_g1", id1(&vk.beta_g1)),
+        ("delta_g1", id1(&vk.delta_g1)),
+        ("beta_g2", id2(&vk.beta_g2)),
+        ("gamma_g2", id2(&vk.gamma_g2)),
+        ("delta_g2", id2(&vk.delta_g2)),
+    ] {
+        if bad {
+            return Err(format!("{name} is the identity (proofs could be forged)"));
+        }
     }
-    let [ic, h, l, a, b_g1, b_g2] = layout(data, path)?;
+    if vk.gamma_g2 == vk.delta_g2 {
+        return Err("gamma_g2 equals delta_g2 (proofs could be forged)".into());
+    }
+    if vk.ic.is_empty() {
+        return Err("it has no ic points".into());
+    }
+    Ok(())
+}
+
+/// Decode a whole params image of `len` bytes.
+pub fn decode_params(src: &(impl ReadAt + ?Sized), len: u64, v: Validation, path: &Path) -> Result<Parameters<Bls12>> {
+    let sections = layout(src, len, path)?;
+    let vk = read_vk(src, sections[0], path)?;
+    decode_points(src, &sections, vk, v, path)
+}
+
+/// Decode the proving-key sections that `layout` found (ic is already in `vk`).
+pub fn decode_points(
+    src: &(impl ReadAt + ?Sized),
+    sections: &[Section; 6],
+    vk: VerifyingKey<Bls12>,
+    v: Validation,
+    path: &Path,
+) -> Result<Parameters<Bls12>> {
+    let [_, h, l, a, b_g1, b_g2] = *sections;
     // Decode the big sections concurrently; each is itself parallel.
-    let ((ic, h), (l, (a, (b_g1, b_g2)))) = rayon::join(
-        || rayon::join(|| decode_section::<G1Affine>(data, ic, v, path), || decode_section::<G1Affine>(data, h, v, path)),
+    let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
+        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path), || decode_section::<G1Affine>(src, l, v, path)),
         || {
             rayon::join(
-                || decode_section::<G1Affine>(data, l, v, path),
-                || {
-                    rayon::join(
-                        || decode_section::<G1Affine>(data, a, v, path),
-                        || {
-                            rayon::join(
-                                || decode_section::<G1Affine>(data, b_g1, v, path),
-                                || decode_section::<G2Affine>(data, b_g2, v, path),
-                            )
-                        },
-                    )
-                },
+                || decode_section::<G1Affine>(src, a, v, path),
+                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path), || decode_section::<G2Affine>(src, b_g2, v, path)),
             )
         },
     );
-    let vk = decode_vk(data, ic?, v, path)?;
     Ok(Parameters {
         vk,
         h: h?.into(),
@@ -277,26 +363,26 @@ mod tests {
     #[test]
     fn decodes_what_bellperson_writes() {
         let data = tiny_params();
-        let ours = decode_params(&data, Validation::Full, Path::new("x")).unwrap();
+        let ours = decode_params(&data[..], data.len() as u64, Validation::Full, Path::new("x")).unwrap();
         let theirs = Parameters::<Bls12>::read(&data[..], true).unwrap();
         assert!(ours == theirs);
         for v in [Validation::None, Validation::OnCurve] {
-            assert!(decode_params(&data, v, Path::new("x")).unwrap() == theirs, "validation {}", v.name());
+            assert!(decode_params(&data[..], data.len() as u64, v, Path::new("x")).unwrap() == theirs, "validation {}", v.name());
         }
     }
 
     #[test]
     fn rejects_truncation_and_corruption() {
         let data = tiny_params();
-        let e = decode_params(&data[..data.len() - 1], Validation::OnCurve, Path::new("p")).err().unwrap();
+        let e = decode_params(&data[..data.len() - 1], data.len() as u64 - 1, Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("truncated"), "{}", e.message);
         let mut extra = data.clone();
         extra.push(0);
-        assert!(decode_params(&extra, Validation::OnCurve, Path::new("p")).err().unwrap().message.contains("corrupt"));
+        assert!(decode_params(&extra[..], extra.len() as u64, Validation::OnCurve, Path::new("p")).err().unwrap().message.contains("corrupt"));
         let mut bad = data.clone();
         let last = bad.len() - 10;
         bad[last] ^= 0x55;
-        let e = decode_params(&bad, Validation::OnCurve, Path::new("p")).err().unwrap();
+        let e = decode_params(&bad[..], bad.len() as u64, Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("b_g2"), "{}", e.message);
     }
 }

@@ -3,9 +3,9 @@
 
 pub mod cache;
 mod decode;
+mod shape;
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -14,10 +14,30 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey};
 use blstrs::Bls12;
 
-pub use decode::{decode_params, Validation};
+pub use decode::{check_vk, decode_params, ReadAt, Validation};
 
 use crate::error::Result;
+use crate::files::{self, Trust};
 use crate::registry::{self, RegisteredSealProof};
+
+/// The `.vk` file beside a params file (`v28-<id>.params` → `v28-<id>.vk`), when there is one,
+/// must hold the same verifying key: a params file edited or swapped behind its `.vk` is refused.
+fn check_vk_file(params: &Path, vk: &bellperson::groth16::VerifyingKey<Bls12>) -> Result<()> {
+    let vk_path = params.with_extension("vk");
+    if vk_path == params || matches!(std::fs::symlink_metadata(&vk_path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(());
+    }
+    let theirs = crate::verify::read_vk(&vk_path)?;
+    if theirs != *vk {
+        return Err(err!(
+            SrsLoad,
+            "{}: its verifying key differs from {} beside it (params file replaced or edited?)",
+            params.display(),
+            vk_path.display()
+        ));
+    }
+    Ok(())
+}
 
 /// A decoded, resident SRS.
 pub struct Srs {
@@ -83,24 +103,39 @@ impl Srs {
         validation: Validation,
         cache_dir: Option<&Path>,
     ) -> Result<Srs> {
-        let start = Instant::now();
-        let file = File::open(path).map_err(|e| {
-            err!(SrsLoad, "cannot open params file {} for {}: {e}", path.display(), registry::name(proof))
+        let shape = shape::expected(proof).ok_or_else(|| {
+            err!(Unsupported, "no known circuit shape for {} (sector size not supported)", registry::name(proof))
         })?;
-        let meta = file
-            .metadata()
-            .map_err(|e| err!(SrsLoad, "cannot stat params file {}: {e}", path.display()))?;
+        Self::load_shaped(proof, path, validation, cache_dir, shape)
+    }
+
+    /// [`Srs::load_with`] for a params file whose sections must have `shape` points.
+    fn load_shaped(
+        proof: RegisteredSealProof,
+        path: &Path,
+        validation: Validation,
+        cache_dir: Option<&Path>,
+        shape: [usize; 6],
+    ) -> Result<Srs> {
+        let start = Instant::now();
+        let what = || format!("params file {} for {}", path.display(), registry::name(proof));
+        let file = files::open_regular(path, Trust::Params).map_err(|why| err!(SrsLoad, "{} {why}", what()))?;
+        let meta = file.metadata().map_err(|e| err!(SrsLoad, "cannot stat {}: {e}", what()))?;
         let (file_bytes, source) = (meta.len(), cache::Source::of(&meta));
+        let sections = decode::layout(&file, file_bytes, path)?;
+        shape::check(proof, &sections, shape, path)?;
+        // The trust root: always from the params file, fully checked, equal to the `.vk` beside it.
+        let vk = decode::read_vk(&file, sections[0], path)?;
+        check_vk_file(path, &vk)?;
         let cache_path = cache_dir.map(|d| cache::path_for(d, path));
-        if let Some((params, cached_with)) = cache_path.as_deref().and_then(|c| cache::load(c, source, validation)) {
-            return Ok(Self::assemble(proof, path, params, file_bytes, start, cached_with, true));
+        if let Some(c) = cache_path.as_deref() {
+            let want = cache::Expect { source, counts: sections.map(|s| s.count), vk: &vk, validation };
+            if let Some((params, cached_with)) = cache::load(c, &want) {
+                return Ok(Self::assemble(proof, path, params, file_bytes, start, cached_with, true));
+            }
         }
-        // SAFETY: the map is read-only and dropped before we return; a concurrent truncation of
-        // the file by another process is the one hazard, as with every mmap reader.
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| err!(SrsLoad, "cannot map params file {}: {e}", path.display()))?;
-        let params = decode_params(&map, validation, path)?;
-        drop(map);
+        let params = decode::decode_points(&file, &sections, vk, validation, path)?;
+        drop(file);
         let writer = match cache_path {
             Some(c) => {
                 let copy = params.clone(); // the big vectors are shared, not copied
@@ -229,8 +264,10 @@ impl SrsManager {
 /// Parameters made of generator points, with `counts` = (ic, h, l, a, b) points (tests).
 #[cfg(test)]
 pub(crate) fn generator_parameters(counts: [usize; 5]) -> Parameters<Bls12> {
-    use group::prime::PrimeCurveAffine;
+    use group::{prime::PrimeCurveAffine, Group};
     let (g1, g2) = (blstrs::G1Affine::generator(), blstrs::G2Affine::generator());
+    // delta differs from gamma: `check_vk` refuses keys with gamma = delta.
+    let (d1, d2) = (blstrs::G1Affine::from(blstrs::G1Projective::from(g1).double()), blstrs::G2Affine::from(blstrs::G2Projective::from(g2).double()));
     let [ic, h, l, a, b] = counts;
     Parameters {
         vk: bellperson::groth16::VerifyingKey {
@@ -238,8 +275,8 @@ pub(crate) fn generator_parameters(counts: [usize; 5]) -> Parameters<Bls12> {
             beta_g1: g1,
             beta_g2: g2,
             gamma_g2: g2,
-            delta_g1: g1,
-            delta_g2: g2,
+            delta_g1: d1,
+            delta_g2: d2,
             ic: vec![g1; ic],
         },
         h: Arc::new(vec![g1; h]),
@@ -269,7 +306,7 @@ mod tests {
         std::fs::write(&not_a_dir, b"x").unwrap();
 
         let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
-        let srs = Srs::load_with(proof, &params, Validation::OnCurve, Some(&not_a_dir)).expect("load");
+        let srs = Srs::load_shaped(proof, &params, Validation::OnCurve, Some(&not_a_dir), [2, 3, 2, 2, 2, 2]).expect("load");
         assert!(!srs.from_cache);
         assert!(srs.params == p);
         let e = srs.wait_cache_write().expect_err("the cache write should fail");

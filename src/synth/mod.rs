@@ -4,7 +4,9 @@
 mod assignment;
 mod challenges;
 mod fork;
+pub mod shape;
 mod toy;
+pub mod validate;
 
 use std::sync::Arc;
 
@@ -73,13 +75,22 @@ pub fn c1_registered_proof(bytes: &[u8]) -> Result<RegisteredSealProof> {
 /// `prover_id` and `sector_id` must be the ones the sector was sealed with: the replica id in
 /// the C1 output is checked against them here, so a mix-up fails at submit, not after proving.
 pub fn parse_c1(bytes: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<SealJobInputs> {
-    if bytes.is_empty() {
-        return Err(err!(InvalidInput, "C1 output is empty"));
-    }
-    let c1: SealCommitPhase1Output =
-        serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
-    let proof = c1.registered_proof;
+    let proof = c1_registered_proof(bytes)?;
     registry::ensure_supported(proof)?;
+    let max = validate::max_c1_bytes(proof)?;
+    if bytes.len() > max {
+        return Err(err!(
+            InvalidInput,
+            "C1 output is {} bytes; a {} C1 output is at most {max}",
+            bytes.len(),
+            registry::name(proof)
+        ));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
+    validate::check(&json, proof)?;
+    let c1: SealCommitPhase1Output =
+        serde_json::from_value(json).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
     for (what, v) in [("comm_r", &c1.comm_r), ("comm_d", &c1.comm_d), ("seed", &c1.seed)] {
         if *v == [0u8; 32] {
             return Err(err!(InvalidInput, "C1 output has an all-zero {what}"));

@@ -1,0 +1,146 @@
+//! The shape of a registered proof's partition circuit as its params file must reflect it: how
+//! many points each section of bellperson's `Parameters` holds. Counted by synthesizing the blank
+//! circuit (no witness) into a constraint system that keeps only counts and which variables
+//! appear in A and B — what `generate_random_parameters` keeps after dropping identity points.
+
+use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bitvec::vec::BitVec;
+use blstrs::Scalar;
+use ff::Field;
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::types::MerkleTreeTrait;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+
+use crate::error::{Result, ResultExt, Status};
+use crate::registry::RegisteredSealProof;
+
+/// Points per params section: ic, h, l, a, b_g1 (= b_g2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CircuitShape {
+    pub constraints: usize,
+    pub ic: usize,
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b: usize,
+}
+
+#[derive(Default)]
+struct Counter {
+    inputs: usize,
+    aux: usize,
+    constraints: usize,
+    /// Indexed inputs first, then aux (offset by the final input count at the end).
+    a_inputs: BitVec,
+    a_aux: BitVec,
+    b_inputs: BitVec,
+    b_aux: BitVec,
+}
+
+fn mark(lc: &LinearCombination<Scalar>, inputs: &mut BitVec, aux: &mut BitVec) {
+    for (i, c) in lc.iter_inputs() {
+        if !bool::from(c.is_zero()) {
+            inputs.set(*i, true);
+        }
+    }
+    for (i, c) in lc.iter_aux() {
+        if !bool::from(c.is_zero()) {
+            aux.set(*i, true);
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for Counter {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        self.a_aux.push(false);
+        self.b_aux.push(false);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        self.a_inputs.push(false);
+        self.b_inputs.push(false);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.constraints += 1;
+        mark(&a(LinearCombination::zero()), &mut self.a_inputs, &mut self.a_aux);
+        mark(&b(LinearCombination::zero()), &mut self.b_inputs, &mut self.b_aux);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+impl Counter {
+    /// bellperson's generator: the ONE input first; after the circuit, `input * 0 = 0` for each
+    /// input (every input in A); h has one point fewer than the power-of-two domain.
+    fn shape(mut self) -> CircuitShape {
+        self.constraints += self.inputs;
+        self.a_inputs.fill(true);
+        let domain = self.constraints.next_power_of_two();
+        let ones = |v: &BitVec| v.count_ones();
+        CircuitShape {
+            constraints: self.constraints,
+            ic: self.inputs,
+            h: domain - 1,
+            l: self.aux,
+            a: ones(&self.a_inputs) + ones(&self.a_aux),
+            b: ones(&self.b_inputs) + ones(&self.b_aux),
+        }
+    }
+}
+
+/// Count the section sizes of `proof`'s params by synthesizing its blank partition circuit
+/// (seconds at 2 KiB, minutes at 32 GiB; the SRS loader uses a table of these, see
+/// `srs::shape`).
+pub fn count(proof: RegisteredSealProof) -> Result<CircuitShape> {
+    with_tree_shape!(proof, count_tree, proof)
+}
+
+fn count_tree<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
+    let config = proof.as_v1_config();
+    let public_params =
+        filecoin_proofs::parameters::public_params::<Tree>(&config).status(Status::Internal, "public params")?;
+    let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&public_params);
+    let mut cs = Counter::default();
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "counting")?;
+    bellperson::Circuit::synthesize(circuit, &mut cs).status(Status::Internal, "counting the blank circuit")?;
+    Ok(cs.shape())
+}
