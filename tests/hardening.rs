@@ -139,6 +139,11 @@ fn edited_cache_cannot_make_a_forged_proof_valid() {
     forged_vk.delta_g2 = blstrs::G2Affine::identity();
     cuzk::srs::cache::rewrite_vk(&cache, &forged_vk).unwrap();
     let forged = forged_proof(&forged_vk);
+    // The forgery is real: under the edited key it verifies for any public inputs.
+    let pvk = bellperson::groth16::prepare_verifying_key(&forged_vk);
+    let p = bellperson::groth16::Proof::<blstrs::Bls12>::read(&forged[..]).unwrap();
+    let inputs = vec![blstrs::Scalar::from(7u64); forged_vk.ic.len() - 1];
+    assert!(bellperson::groth16::verify_proof(&pvk, &p, &inputs).unwrap(), "the forged proof should pass under the edited key");
 
     let e = engine(&config(&f, &format!(r#", "srs_cache_dir": {dir:?}"#)));
     let (st, m) = load(e, None);

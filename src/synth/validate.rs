@@ -83,7 +83,7 @@ impl Shape {
 struct At<'a>(&'a dyn Fn() -> String);
 
 fn bad(at: &At<'_>, what: impl std::fmt::Display) -> crate::error::Error {
-    err!(InvalidInput, "C1 output: {}: {what}", (at.0)())
+    err!(InvalidInput, "{}: {what}", (at.0)())
 }
 
 fn field<'v>(v: &'v Value, name: &str, at: &At<'_>) -> Result<&'v Value> {
@@ -213,6 +213,10 @@ pub fn max_c1_bytes(proof: RegisteredSealProof) -> Result<usize> {
 /// Check a C1 output (already parsed as JSON) against `proof`'s shape.
 pub fn check(c1: &Value, proof: RegisteredSealProof) -> Result<()> {
     let s = Shape::of(proof)?;
+    check_shape(c1, &s).map_err(|e| e.context(format!("C1 output of {}", registry::name(proof))))
+}
+
+fn check_shape(c1: &Value, s: &Shape) -> Result<()> {
     let top = At(&|| "top level".to_string());
     for name in ["comm_r", "comm_d", "replica_id"] {
         element(field(c1, name, &top)?, name, &top)?;
@@ -231,7 +235,7 @@ pub fn check(c1: &Value, proof: RegisteredSealProof) -> Result<()> {
         let at = At(&|| format!("partition {k}"));
         let challenges = array(part, s.challenges, "challenges", &at)?;
         for (c, v) in challenges.iter().enumerate() {
-            challenge(v, &s, &At(&|| format!("partition {k} challenge {c}")))?;
+            challenge(v, s, &At(&|| format!("partition {k} challenge {c}")))?;
         }
     }
     Ok(())
