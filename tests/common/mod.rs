@@ -34,17 +34,30 @@ pub fn fixture() -> Fixture {
 
 /// filecoin-proofs' own verifier, through filecoin-proofs-api.
 pub fn filecoin_verify(f: &Fixture, proof: &[u8]) -> bool {
+    filecoin_verify_sector(&f.sector, proof)
+}
+
+/// filecoin-proofs' verifier for a proof of sector `s`.
+pub fn filecoin_verify_sector(s: &SectorFixture, proof: &[u8]) -> bool {
     filecoin_proofs_api::seal::verify_seal(
         PROOF,
-        f.sector.comm_r,
-        f.sector.comm_d,
-        f.sector.prover_id,
-        f.sector.sector_id.into(),
-        f.sector.ticket,
-        f.sector.seed,
+        s.comm_r,
+        s.comm_d,
+        s.prover_id,
+        s.sector_id.into(),
+        s.ticket,
+        s.seed,
         proof,
     )
     .expect("filecoin-proofs verify_seal errored")
+}
+
+/// A second sealed 2 KiB sector (another seed: other data, ticket and seed), for tests that
+/// must tell two sectors' jobs apart. Sealing takes well under a second; no params needed.
+pub fn other_sector() -> (SectorFixture, Vec<u8>) {
+    let s = fixtures::ensure_sector(&fixtures::default_root(), PROOF, fixtures::DEFAULT_SEED + 1).expect("second sector");
+    let c1 = s.c1_json().expect("c1");
+    (s, c1)
 }
 
 /// Submit the fixture's C2 to `engine` (priority 0, no request id).
