@@ -1,0 +1,113 @@
+//! The fuzz targets, shared by the cargo-fuzz crate in `fuzz/` (libFuzzer, nightly, long runs)
+//! and by `tests/fuzz.rs` (a bounded mutational run on stable Rust in `make test`). Each takes
+//! arbitrary bytes and must return — an error is fine, a panic, hang or huge allocation is a bug.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
+use cuzk::srs::{cache, Validation};
+
+/// A tiny circuit's parameters (random, seeded), the seed of the decoder and cache targets.
+pub fn tiny_params() -> &'static Parameters<Bls12> {
+    static P: OnceLock<Parameters<Bls12>> = OnceLock::new();
+    P.get_or_init(|| {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(7);
+        bellperson::groth16::generate_random_parameters::<Bls12, _, _>(Tiny, &mut rng).expect("tiny params")
+    })
+}
+
+pub fn tiny_params_bytes() -> Vec<u8> {
+    let mut b = Vec::new();
+    tiny_params().write(&mut b).expect("write");
+    b
+}
+
+#[derive(Clone)]
+struct Tiny;
+impl bellperson::Circuit<blstrs::Scalar> for Tiny {
+    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(self, cs: &mut CS) -> Result<(), bellperson::SynthesisError> {
+        let mut x = cs.alloc(|| "x", || Ok(blstrs::Scalar::from(3u64)))?;
+        let y = cs.alloc_input(|| "y", || Ok(blstrs::Scalar::from(9u64)))?;
+        for _ in 0..5 {
+            let z = cs.alloc(|| "z", || Ok(blstrs::Scalar::from(9u64)))?;
+            cs.enforce(|| "x*x=z", |lc| lc + x, |lc| lc + x, |lc| lc + z);
+            x = z;
+        }
+        cs.enforce(|| "x*1=y", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + y);
+        Ok(())
+    }
+}
+
+/// Params decoder: any bytes as a params image, every validation level.
+pub fn params(data: &[u8]) {
+    for v in [Validation::None, Validation::OnCurve] {
+        let _ = cuzk::srs::decode_params(data, data.len() as u64, v, Path::new("fuzz.params"));
+    }
+}
+
+/// A private scratch directory holding the "params file" the cache target's caches belong to.
+fn cache_dir() -> &'static (PathBuf, cache::Source) {
+    static D: OnceLock<(PathBuf, cache::Source)> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("cuzk-fuzz-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let p = d.join("fuzz.params");
+        std::fs::write(&p, tiny_params_bytes()).unwrap();
+        let src = cache::Source::of(&std::fs::metadata(&p).unwrap());
+        (d, src)
+    })
+}
+
+/// A valid cache file of the tiny params (the cache target's seed).
+pub fn tiny_cache_bytes() -> Vec<u8> {
+    let (d, src) = cache_dir();
+    let path = d.join("seed.cuzk-srs");
+    cache::store(&path, *src, Validation::OnCurve, tiny_params()).expect("store");
+    std::fs::read(&path).unwrap()
+}
+
+/// Decoded-SRS cache reader: any bytes as the cache file of the tiny params.
+pub fn cache(data: &[u8]) {
+    let (d, src) = cache_dir();
+    let p = tiny_params();
+    let path = d.join(format!("t{:?}.cuzk-srs", std::thread::current().id()).replace(['(', ')'], ""));
+    std::fs::write(&path, data).unwrap();
+    let counts = [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()];
+    let want = cache::Expect { source: *src, counts, vk: &p.vk, validation: Validation::OnCurve };
+    if let Some((got, _)) = cache::load(&path, &want) {
+        assert!(got == *p, "a cache that passed every check decoded to other parameters");
+    }
+}
+
+/// Engine config parser: any bytes as the JSON config.
+pub fn config(data: &[u8]) {
+    if let Ok(s) = std::str::from_utf8(data) {
+        if let Ok(c) = cuzk::engine::EngineConfig::from_json(s) {
+            c.validate().expect("a parsed config validates");
+        }
+    }
+}
+
+/// The prover and sector the C1 target's input is checked against (the 2 KiB fixture's, when
+/// it exists; any fixed pair otherwise — the parser must hold up either way).
+pub fn c1_identity() -> &'static ([u8; 32], u64) {
+    static ID: OnceLock<([u8; 32], u64)> = OnceLock::new();
+    ID.get_or_init(|| {
+        let root = cuzk::fixtures::default_root();
+        match cuzk::fixtures::ensure_sector(&root, cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, cuzk::fixtures::DEFAULT_SEED) {
+            Ok(s) => (s.prover_id, s.sector_id),
+            Err(_) => ([1; 32], 1),
+        }
+    })
+}
+
+/// C1 parser and validator: any bytes as filecoin-ffi's C1 output.
+pub fn c1(data: &[u8]) {
+    let (prover, sector) = c1_identity();
+    let _ = cuzk::synth::parse_c1(data, prover, *sector);
+    let _ = cuzk::synth::c1_registered_proof(data);
+}
