@@ -7,7 +7,7 @@ CARGO_TARGET_DIR  ?= /var/tmp/cuzk-target
 CUZK_FIXTURES_DIR ?= /var/tmp/cuzk-fixtures
 export CARGO_TARGET_DIR CUZK_FIXTURES_DIR
 
-.PHONY: demo test header fixtures bench-p1 bench-p6 bench-synth build clean-fixtures check-cuda
+.PHONY: demo test header fixtures bench-p1 bench-p6 bench-synth bench-soak build clean-fixtures check-cuda
 
 ## Prove a real 2 KiB PoRep C2 (fixtures generated on first use) and print proof + timings.
 demo:
@@ -50,6 +50,10 @@ bench-p6:
 ## One 2 KiB partition's synthesis: upstream sequential vs challenges on all threads.
 bench-synth:
 	$(CARGO) run --release --bin cuzk-bench -- synth --runs $${RUNS:-3}
+
+## Soak: 1000 small proofs through one engine; RSS, threads, fds and the memory budget stay flat.
+bench-soak:
+	$(CARGO) run --release --bin cuzk-bench -- soak --jobs $${JOBS:-1000}
 
 clean-fixtures:
 	rm -rf $(CUZK_FIXTURES_DIR)

@@ -78,6 +78,16 @@ impl JobTable {
     }
 }
 
+/// A job between its checks and the job table.
+struct Pending {
+    key: Option<RequestKey>,
+    priority: i32,
+    prover_id: [u8; 32],
+    sector_id: u64,
+    submitted: Instant,
+    srs_time: Duration,
+}
+
 /// Longest accepted request id: an idempotency key, not a payload.
 pub const MAX_REQUEST_ID_BYTES: usize = 1024;
 
@@ -322,18 +332,35 @@ impl Engine {
         })?;
         let srs_time = t_srs.elapsed();
 
+        let job = Pending { key, priority: req.priority, prover_id: req.prover_id, sector_id: req.sector_id, submitted, srs_time };
+        self.enqueue(job, inputs, srs)
+    }
+
+    /// Queue a job whose partition circuits are already built, proved against `srs` (the
+    /// engine's own benchmarks and soak runs with synthetic circuits: no C1, no request id;
+    /// turn `verify` off unless the circuits are real seal circuits).
+    #[doc(hidden)]
+    pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
+        if let Some(why) = self.shared.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Err(err!(Internal, "not accepting work: {why}"));
+        }
+        let job = Pending { key: None, priority, prover_id: [0; 32], sector_id: 0, submitted: Instant::now(), srs_time: Duration::ZERO };
+        self.enqueue(job, inputs, srs)
+    }
+
+    fn enqueue(&self, p: Pending, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>) -> Result<JobId> {
         let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(key) = &key {
+        if let Some(key) = &p.key {
             if let Some(id) = t.lookup(key)? {
                 return Ok(id); // raced with an identical submit
             }
         }
         let id = t.next_id;
         t.next_id += 1;
-        if let Some(key) = &key {
+        if let Some(key) = &p.key {
             t.by_request.insert(key.id.clone(), (id, key.content));
         }
-        let job = Arc::new(Job::new(id, key, req.priority, req.prover_id, req.sector_id, inputs, srs, srs_time, submitted));
+        let job = Arc::new(Job::new(id, p.key, p.priority, p.prover_id, p.sector_id, inputs, srs, p.srs_time, p.submitted));
         t.by_id.insert(id, job.clone());
         drop(t);
         self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);

@@ -22,6 +22,10 @@
 //!                                        warm latency over N sequential jobs, then M jobs submitted
 //!                                        at once (throughput: synthesis pool feeding the GPU)
 //!
+//!   cuzk-gpu soak-2kib [--jobs N]       N (default 1000) 2 KiB C2 jobs through one CUDA engine, every
+//!                                        tenth cancelled: RSS, threads, fds, memory budget and device
+//!                                        free memory must stay flat
+//!
 //! Every subcommand prints "SKIP: no CUDA device: <why>" and exits 0 where it needs a GPU and
 //! none is usable. JSON summaries are printed as lines starting with '{'.
 
@@ -32,7 +36,9 @@ mod common;
 #[cfg(feature = "cuda")]
 mod selftest;
 #[cfg(feature = "cuda")]
-use {bench::*, common::*, selftest::*};
+mod soak;
+#[cfg(feature = "cuda")]
+use {bench::*, common::*, selftest::*, soak::*};
 
 #[cfg(not(feature = "cuda"))]
 fn main() {
@@ -52,6 +58,7 @@ fn main() {
         Some("bench-2kib") => bench_2kib(&args),
         Some("bench-synthetic") => bench_synthetic(&args),
         Some("bench-e2e") => bench_e2e(&args),
+        Some("soak-2kib") => soak_2kib(&args),
         _ => {
             eprintln!(
                 "usage: cuzk-gpu probe | fixture | stats-2kib | selftest [--max-log N] [--no-fixture] [--mem-loop N] \

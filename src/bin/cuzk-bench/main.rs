@@ -8,6 +8,10 @@
 //!                              (interleaved; the cache in a temp dir, written once first).
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
+//!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
+//!                              K-constraint circuit (default 4096) through one engine, every
+//!                              tenth cancelled: RSS, threads, open files and the memory budget
+//!                              sampled every 100 jobs must stay flat.
 //!
 //! Fixtures come from the cache (`CUZK_FIXTURES_DIR`, default /var/tmp/cuzk-fixtures) and are
 //! generated when missing. Prints a JSON summary as the last line.
@@ -20,6 +24,9 @@ use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures;
 use cuzk::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
+
+mod sample;
+mod soak;
 
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 
@@ -212,6 +219,10 @@ fn synth(runs: usize) {
     );
 }
 
+fn arg(args: &[String], name: &str) -> Option<usize> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok())
+}
+
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -225,8 +236,9 @@ fn main() {
         Some("p1") => p1(runs),
         Some("p6") => p6(runs),
         Some("synth") => synth(runs),
+        Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(4096)),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);
         }
     }
