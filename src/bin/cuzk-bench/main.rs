@@ -9,7 +9,7 @@
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
 //!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
-//!                              K-constraint circuit (default 4096) through one engine, every
+//!                              K-constraint circuit (default 1024) through one engine, every
 //!                              tenth cancelled: RSS, threads, open files and the memory budget
 //!                              sampled every 100 jobs must stay flat.
 //!
@@ -236,7 +236,7 @@ fn main() {
         Some("p1") => p1(runs),
         Some("p6") => p6(runs),
         Some("synth") => synth(runs),
-        Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(4096)),
+        Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
         _ => {
             eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);

@@ -11,7 +11,8 @@ pub struct Sample {
     pub fds: usize,
     /// Bytes the memory budget still counts as reserved.
     pub reserved: u64,
-    /// Free device memory, when a device is sampled.
+    /// Free device memory, when a device is sampled (cuzk-gpu).
+    #[allow(dead_code)]
     pub device_free: Option<u64>,
 }
 

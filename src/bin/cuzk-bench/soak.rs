@@ -37,7 +37,7 @@ impl PartitionCircuits for ToySector {
     }
 }
 
-use crate::sample::{sample, Sample};
+use crate::sample::sample;
 
 pub fn run(jobs: usize, constraints: usize) {
     let toy = Toy { constraints, inputs: 2, mode: 2 };
