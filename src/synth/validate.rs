@@ -14,15 +14,15 @@ use crate::error::Result;
 use crate::registry::{self, RegisteredSealProof};
 
 /// Labeling parents as upstream serializes them (6 base + 8 expander, repeated to 37).
-const TOTAL_PARENTS: usize = 37;
+pub(crate) const TOTAL_PARENTS: usize = 37;
 
 /// The tree of replica columns and comm_r_last: Poseidon, arity 8, with (for 32 and 64 GiB) a
 /// sub-tree level of arity 8 and (64 GiB) a top level of arity 2.
 #[derive(Debug, Clone, Copy)]
-struct TreeShape {
-    base_levels: usize,
-    sub: bool,
-    top: bool,
+pub(crate) struct TreeShape {
+    pub(crate) base_levels: usize,
+    pub(crate) sub: bool,
+    pub(crate) top: bool,
 }
 
 /// What every vanilla proof of one registered proof looks like.
@@ -32,10 +32,10 @@ pub struct Shape {
     pub challenges: usize,
     pub layers: usize,
     pub nodes: u64,
-    drg_parents: usize,
-    exp_parents: usize,
-    tree_r: TreeShape,
-    comm_d_levels: usize,
+    pub(crate) drg_parents: usize,
+    pub(crate) exp_parents: usize,
+    pub(crate) tree_r: TreeShape,
+    pub(crate) comm_d_levels: usize,
 }
 
 impl Shape {
