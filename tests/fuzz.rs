@@ -89,6 +89,14 @@ fn mutate_json(rng: &mut ChaCha8Rng, v: &mut Value) {
 fn run(name: &str, seeds: Vec<Vec<u8>>, json: bool, target: fn(&[u8])) {
     let mut rng = ChaCha8Rng::seed_from_u64(name.len() as u64 * 7919);
     let parsed: Vec<Option<Value>> = seeds.iter().map(|s| if json { serde_json::from_slice(s).ok() } else { None }).collect();
+    // CUZK_FUZZ_SEEDS=DIR: also write the seeds to DIR/<target>/ (a libFuzzer corpus for fuzz/).
+    if let Some(dir) = std::env::var_os("CUZK_FUZZ_SEEDS") {
+        let d = std::path::Path::new(&dir).join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for (i, s) in seeds.iter().enumerate() {
+            std::fs::write(d.join(format!("seed-{i}")), s).unwrap();
+        }
+    }
     let (start, mut runs) = (Instant::now(), 0u64);
     for s in &seeds {
         target(s); // the seeds themselves

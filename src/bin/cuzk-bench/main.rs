@@ -8,6 +8,10 @@
 //!                              (interleaved; the cache in a temp dir, written once first).
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
+//!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream|cuzk|both]
+//!                              one partition of proof P's real shape (default 8 = 32 GiB; from
+//!                              the shaped C1 generator): upstream sequential vs cuzk parallel,
+//!                              seconds, constraints per core-second, peak RSS.
 //!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
 //!                              K-constraint circuit (default 1024) through one engine, every
 //!                              tenth cancelled: RSS, threads, open files and the memory budget
@@ -26,6 +30,7 @@ use cuzk::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 
 mod sample;
+mod shaped;
 mod soak;
 
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
@@ -236,9 +241,14 @@ fn main() {
         Some("p1") => p1(runs),
         Some("p6") => p6(runs),
         Some("synth") => synth(runs),
+        Some("synth-shaped") => {
+            let proof = args.iter().position(|a| a == "--proof").and_then(|i| args.get(i + 1)).map_or("8", String::as_str);
+            let modes = args.iter().position(|a| a == "--modes").and_then(|i| args.get(i + 1)).map_or("both", String::as_str);
+            shaped::run(cuzk::registry::parse(proof).expect("--proof"), runs, modes)
+        }
         Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N] | soak [--jobs N] [--constraints K]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);
         }
     }

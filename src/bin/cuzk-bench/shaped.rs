@@ -1,0 +1,76 @@
+//! `synth-shaped`: one partition of a real sector shape (any size, from the shaped C1 generator:
+//! no sealing, no params) synthesized by upstream's sequential `StackedCircuit` and by cuzk's
+//! parallel path, one after the other (a 32 GiB partition holds ~17 GB: never two at once),
+//! with seconds, constraints per core-second and peak RSS of each.
+
+use std::time::Instant;
+
+use cuzk::registry::{self, RegisteredSealProof};
+
+/// Peak RSS since the last reset, in KiB (VmHWM), and its reset (Linux `clear_refs` 5).
+fn peak_kib() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let t = Instant::now();
+    let (prover, sector) = ([5u8; 32], 1);
+    let c1 = cuzk::fixtures::shaped_c1(proof, 11, prover, sector).expect("shaped C1");
+    let gen_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).expect("parse");
+    let parse_s = t.elapsed().as_secs_f64();
+    let shape = cuzk::synth::shape::count(proof).expect("shape");
+    let hint = cuzk::synth::SizeHint { constraints: shape.constraints, inputs: shape.ic, aux: shape.l };
+    println!(
+        "{}: shaped C1 {} bytes generated in {gen_s:.1}s, parsed+validated in {parse_s:.2}s; {} constraints per partition; {cores} cores",
+        registry::name(proof),
+        c1.len(),
+        shape.constraints
+    );
+    drop(c1);
+    let mut results = serde_json::Map::new();
+    type Synth<'a> = &'a dyn Fn() -> cuzk::error::Result<cuzk::synth::Assignment>;
+    let upstream: Synth<'_> = &|| inputs.circuits.synthesize_sequential(0, hint);
+    let ours: Synth<'_> = &|| inputs.circuits.synthesize(0, hint);
+    for (mode, f) in [("upstream_sequential", upstream), ("cuzk_parallel", ours)] {
+        if !modes.split(',').any(|m| m == "both" || mode.starts_with(m)) {
+            continue;
+        }
+        let (mut secs, mut peaks) = (Vec::new(), Vec::new());
+        for i in 0..runs {
+            reset_peak();
+            let base = peak_kib();
+            let t = Instant::now();
+            let a = f().expect("synthesis");
+            let s = t.elapsed().as_secs_f64();
+            assert_eq!(a.num_constraints(), shape.constraints);
+            let peak = peak_kib().saturating_sub(base) >> 10;
+            let t = Instant::now();
+            drop(a);
+            println!("{mode} run {i}: {s:.2}s, peak +{peak} MiB RSS, free {:.2}s", t.elapsed().as_secs_f64());
+            secs.push(s);
+            peaks.push(peak);
+        }
+        let med = crate::median(&secs);
+        let threads = if mode == "cuzk_parallel" { cores } else { 1 };
+        let per_core = shape.constraints as f64 / med / threads as f64;
+        println!("{mode}: median {med:.2}s, {:.0} constraints/s, {per_core:.0} constraints per core-second ({threads} threads)", shape.constraints as f64 / med);
+        results.insert(
+            mode.into(),
+            serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
+                "constraints_per_core_s": per_core, "threads": threads, "peak_rss_mib": peaks}),
+        );
+    }
+    println!(
+        "{}",
+        serde_json::json!({"bench": "synth-shaped", "proof": registry::name(proof), "cores": cores, "constraints": shape.constraints,
+            "c1_bytes_gen_s": gen_s, "parse_s": parse_s, "results": results})
+    );
+}
