@@ -9,6 +9,10 @@
 #           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
+#           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
+#           shaped-P (the engine at proof P's real shape, e.g. 8 = 32 GiB: shaped C1, random SRS,
+#           verification off), synth-shaped-P (one partition of proof P: upstream sequential vs
+#           cuzk parallel synthesis, needs .gpu-carry/cuzk-bench),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -56,7 +60,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -92,8 +96,11 @@ for s0 in "${stages[@]}"; do
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
     synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
-    synth-*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
+    synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
+    soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
+    shaped-*) run "$s" 560 "$BIN" bench-shaped --proof "${s#shaped-}" --jobs ${SHAPED_JOBS:-2} --synthesis-workers ${SYNTH_WORKERS:-0} ;;
+    synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 ;;
     *) echo "unknown stage $s" ;;
   esac
   BIN=$BIN_RUN

@@ -15,6 +15,7 @@ use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKe
 use blstrs::Bls12;
 
 pub use decode::{check_vk, decode_params, ReadAt, Validation};
+pub use shape::expected as expected_sections;
 
 use crate::error::Result;
 use crate::files::{self, Trust};

@@ -21,7 +21,7 @@ const SECTIONS: &[(u64, [usize; 6])] = &[
     (64 << 30, [328, 134_217_727, 131_076_643, 130_637_870, 33_386_944, 33_386_944]),
 ];
 
-/// The section sizes `proof`'s params must have, if known.
+/// The section sizes `proof`'s params must have (ic, h, l, a, b_g1, b_g2), if known.
 pub fn expected(proof: RegisteredSealProof) -> Option<[usize; 6]> {
     let size = u64::from(proof.sector_size());
     SECTIONS.iter().find(|(s, _)| *s == size).map(|(_, c)| *c)

@@ -22,6 +22,10 @@
 //!                                        warm latency over N sequential jobs, then M jobs submitted
 //!                                        at once (throughput: synthesis pool feeding the GPU)
 //!
+//!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W]
+//!                                        the engine at a real sector shape (default 32 GiB): shaped
+//!                                        C1, random SRS of the exact section sizes, verification off;
+//!                                        one job's latency, then J jobs at once (throughput, prover busy)
 //!   cuzk-gpu soak-2kib [--jobs N]       N (default 1000) 2 KiB C2 jobs through one CUDA engine, every
 //!                                        tenth cancelled: RSS, threads, fds, memory budget and device
 //!                                        free memory must stay flat
@@ -36,9 +40,11 @@ mod common;
 #[cfg(feature = "cuda")]
 mod selftest;
 #[cfg(feature = "cuda")]
+mod shaped;
+#[cfg(feature = "cuda")]
 mod soak;
 #[cfg(feature = "cuda")]
-use {bench::*, common::*, selftest::*, soak::*};
+use {bench::*, common::*, selftest::*, shaped::*, soak::*};
 
 #[cfg(not(feature = "cuda"))]
 fn main() {
@@ -59,6 +65,7 @@ fn main() {
         Some("bench-synthetic") => bench_synthetic(&args),
         Some("bench-e2e") => bench_e2e(&args),
         Some("soak-2kib") => soak_2kib(&args),
+        Some("bench-shaped") => bench_shaped(&args),
         _ => {
             eprintln!(
                 "usage: cuzk-gpu probe | fixture | stats-2kib | selftest [--max-log N] [--no-fixture] [--mem-loop N] \

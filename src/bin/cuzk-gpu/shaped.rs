@@ -1,0 +1,100 @@
+//! `bench-shaped`: the whole engine path at a real sector shape on the GPU — shaped C1 (no
+//! sealing; fixtures::shaped_c1), submit, synthesis on all cores, memory budget, CUDA prover,
+//! finish — against a random-point SRS of exactly that proof's section sizes (tiled: seconds to
+//! make). The circuits are not satisfiable, so verification is off: this times, it proves nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::*;
+
+fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape> {
+    let [ic, h, l, a, b, _] =
+        cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no shape for {proof:?}"))?;
+    Ok(synthetic::Shape { h, inputs: ic, aux: l, a, b })
+}
+
+pub(crate) fn bench_shaped(args: &[String]) -> bool {
+    let proof = args
+        .iter()
+        .position(|a| a == "--proof")
+        .and_then(|i| args.get(i + 1))
+        .map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), |p| cuzk::registry::parse(p));
+    let jobs: usize = arg(args, "--jobs", 2);
+    let workers: usize = arg(args, "--synthesis-workers", 0);
+    if backend().is_none() {
+        return true;
+    }
+    let res = (|| -> cuzk::error::Result<serde_json::Value> {
+        let proof = proof?;
+        let t = Instant::now();
+        let srs = Arc::new(Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20)));
+        println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", srs.resident_bytes >> 20, t.elapsed().as_secs_f64());
+        let (prover, sector) = ([9u8; 32], 3);
+        let t = Instant::now();
+        let c1 = cuzk::fixtures::shaped_c1(proof, 21, prover, sector)?;
+        println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
+        // Started after the SRS exists, so the automatic memory budget leaves room for it.
+        let engine = Engine::new(EngineConfig {
+            backend: "cuda".into(),
+            verify: false,
+            synthesis_workers: workers,
+            prove_queue_depth: 2,
+            ..Default::default()
+        })?;
+        let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
+        println!(
+            "engine: {} synthesis workers, memory budget {} GiB, partition footprint {} GiB",
+            engine.config().synthesis_threads(),
+            status["memory"]["budget_bytes"].as_u64().unwrap_or(0) >> 30,
+            srs.partition_bytes() >> 30
+        );
+        let submit = || -> cuzk::error::Result<u64> {
+            let t = Instant::now();
+            let inputs = cuzk::synth::parse_c1(&c1, &prover, sector)?;
+            println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
+            engine.submit_circuits(inputs, srs.clone(), 0)
+        };
+        let finish = |id| -> cuzk::error::Result<Arc<cuzk::engine::JobResult>> {
+            let snap = engine.wait(id, Some(Duration::from_secs(3000)))?;
+            match (snap.state, snap.result) {
+                (JobState::Done, Some(r)) => Ok(r),
+                _ => Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
+            }
+        };
+        let t = Instant::now();
+        let one = finish(submit()?)?;
+        let latency = t.elapsed().as_secs_f64();
+        println!("one job: {latency:.2}s {}", cuzk::engine::result_json(&one));
+        let t = Instant::now();
+        let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
+        let results = ids.into_iter().map(finish).collect::<cuzk::error::Result<Vec<_>>>()?;
+        let stream = t.elapsed().as_secs_f64();
+        let prove: f64 = results.iter().map(|r| r.timings.prove.as_secs_f64()).sum();
+        let synth: f64 = results.iter().map(|r| r.timings.synthesis.as_secs_f64()).sum();
+        let partitions = results.iter().map(|r| r.partitions).sum::<usize>();
+        println!(
+            "stream: {jobs} jobs in {stream:.1}s = {:.2}s per proof; prover busy {:.0}% (sum of prove {prove:.1}s); synthesis {:.2}s per partition",
+            stream / jobs as f64,
+            100.0 * prove / stream,
+            synth / partitions as f64
+        );
+        Ok(serde_json::json!({
+            "bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "latency_s": latency,
+            "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
+            "stream_per_proof_s": stream / jobs as f64, "prover_busy": prove / stream,
+            "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
+            "synthesis_workers": engine.config().synthesis_threads(), "status": serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap_or_default(),
+        }))
+    })();
+    match res {
+        Ok(v) => {
+            println!("{v}");
+            true
+        }
+        Err(e) => {
+            println!("FAIL bench-shaped: {e}");
+            false
+        }
+    }
+}
