@@ -10,10 +10,10 @@ use crate::srs::Validation;
 
 /// Bounds of the numeric keys (documented in the README): beyond them a value is a mistake, and
 /// honouring it would exhaust threads or memory.
-pub const MAX_SYNTHESIS_WORKERS: usize = 1024;
-pub const MAX_PROVE_QUEUE_DEPTH: usize = 1024;
-pub const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
-pub const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
+pub(crate) const MAX_SYNTHESIS_WORKERS: usize = 1024;
+pub(crate) const MAX_PROVE_QUEUE_DEPTH: usize = 1024;
+pub(crate) const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
+pub(crate) const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]

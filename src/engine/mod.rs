@@ -89,7 +89,7 @@ struct Pending {
 }
 
 /// Longest accepted request id: an idempotency key, not a payload.
-pub const MAX_REQUEST_ID_BYTES: usize = 1024;
+pub(crate) const MAX_REQUEST_ID_BYTES: usize = 1024;
 
 fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
     use sha2::{Digest, Sha256};

@@ -196,8 +196,12 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
         let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
         shared.dealloc.free(work, 0);
         match res {
-            Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
-            Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
+            Err(e) => {
+                shared.dealloc.free(memory, 0); // after whatever the backend handed the deallocator
+                if !job.is_cancelled() {
+                    fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
+                } // else already reported as cancelled or failed
+            }
             Ok(begun) => {
                 if ftx.send(Started { job, partition, memory, waited, at, begun }).is_err() {
                     return; // finisher gone (shutdown)
@@ -224,8 +228,12 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
         };
         let took = at.elapsed();
         match res {
-            Err(_) if job.is_cancelled() => {} // already reported as cancelled or failed
-            Err(e) => fail(shared, &job, e.context(format!("job {} partition {partition}", job.id))),
+            Err(e) => {
+                shared.dealloc.free(memory, 0);
+                if !job.is_cancelled() {
+                    fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
+                } // else already reported as cancelled or failed
+            }
             Ok(pp) => {
                 for (g, bytes) in pp.garbage {
                     shared.dealloc.free(g, bytes);

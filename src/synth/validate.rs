@@ -202,7 +202,7 @@ fn challenge(v: &Value, s: &Shape, at: &At<'_>) -> Result<()> {
 /// The largest C1 output accepted per challenge of a registered proof, in JSON bytes (a real
 /// one is about 100 KB per challenge at 2 KiB and 280 KB at 32 GiB, compact): input size must
 /// never drive allocation beyond what the proof's shape needs.
-pub const MAX_C1_BYTES_PER_CHALLENGE: usize = 4 << 20;
+pub(crate) const MAX_C1_BYTES_PER_CHALLENGE: usize = 4 << 20;
 
 /// The byte bound for a C1 output of `proof`.
 pub fn max_c1_bytes(proof: RegisteredSealProof) -> Result<usize> {
