@@ -10,7 +10,7 @@ out="${OUT_DIR:-$here/../../.gpu-carry}"
 cuda_root="$("$here/../../scripts/install-cuda-toolchain.sh")"
 stub="${TMPDIR:-/tmp}/cuzk-libcuda-stub"
 mkdir -p "$stub" "$out"
-drv="$(ls -d "$HOME"/.cargo/registry/src/*/cuda-driver-sys-0.3.0 2>/dev/null | head -n1)"
+drv="$(ls -d "$HOME"/.cargo/registry/src/*/cuda-driver-sys-0.3.0 2>/dev/null | head -n1 || true)"
 if [ -z "$drv" ]; then (cd "$here" && cargo fetch >/dev/null); drv="$(ls -d "$HOME"/.cargo/registry/src/*/cuda-driver-sys-0.3.0 | head -n1)"; fi
 grep -ho 'pub fn cu[A-Za-z0-9_]*' "$drv"/src/*.rs | sort -u | sed 's/pub fn \(.*\)/int \1(void) { return 999; }/' > "$stub/stub.c"
 gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stub/libcuda.so.1" "$stub/stub.c"
