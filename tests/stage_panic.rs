@@ -48,15 +48,7 @@ fn a_dead_stage_thread_fails_every_job_and_refuses_work() {
         let e = snap.error.expect("an error");
         assert!(e.message.contains("cuzk-finish panicked"), "{}", e.message);
     }
-    let e = engine
-        .submit(cuzk::engine::SubmitRequest {
-            c1_json: &f.c1,
-            sector_id: f.sector.sector_id,
-            prover_id: f.sector.prover_id,
-            priority: 0,
-            request_id: None,
-        })
-        .expect_err("a broken engine must refuse work");
+    let e = common::try_submit(&engine, &f).expect_err("a broken engine must refuse work");
     assert_eq!(e.status, Status::Internal);
     assert!(e.message.contains("recreated"), "{}", e.message);
     armed.store(false, Ordering::SeqCst);

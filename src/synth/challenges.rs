@@ -61,10 +61,22 @@ pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait>(
     )?;
     constraint::equal(&mut cs, || "enforce comm_r = H(comm_c || comm_r_last)", &comm_r_num, &hash_num);
 
+    // Every challenge's sub-circuit has the same shape: each fork gets an equal share of what the
+    // partition still needs, plus an eighth of slack.
+    let n = proofs.len().max(1);
+    let share = |total: usize, used: usize| {
+        let each = total.saturating_sub(used) / n;
+        each + each / 8
+    };
+    let fork_hint = SizeHint {
+        constraints: share(hint.constraints, cs.num_constraints()),
+        inputs: share(hint.inputs, cs.input.len()),
+        aux: share(hint.aux, cs.aux.len()),
+    };
     let forks: Vec<Forked> = proofs
         .into_par_iter()
         .map(|proof| {
-            let mut fork = Fork::new(&cs);
+            let mut fork = Fork::new(&cs, fork_hint);
             proof.synthesize(&mut fork, &comm_d_num, &comm_c_num, &comm_r_last_num, &replica_id_bits)?;
             Ok(fork.finish())
         })

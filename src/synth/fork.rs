@@ -38,11 +38,14 @@ pub(crate) struct Forked {
 }
 
 impl<'p> Fork<'p> {
-    pub fn new(parent: &'p Assignment) -> Self {
+    /// A fork of `parent` expected to hold about `hint` of its own (capacity only: its vectors
+    /// grow past it if need be; reserving without touching costs no memory, while growing from
+    /// nothing copies a 32 GiB challenge's ~1 GB several times over).
+    pub fn new(parent: &'p Assignment, hint: super::SizeHint) -> Self {
         let (ni, na) = (parent.input.len(), parent.aux.len());
         Fork {
             parent,
-            local: Assignment::with_hint(Default::default()),
+            local: Assignment::with_hint(hint),
             touched: Touched {
                 a_aux: BitVec::repeat(false, na),
                 b_aux: BitVec::repeat(false, na),

@@ -10,7 +10,7 @@ use ff::Field;
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::types::MerkleTreeTrait;
 use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::error::{Result, ResultExt, Status};
 use crate::registry::RegisteredSealProof;
@@ -131,14 +131,21 @@ pub fn count(proof: RegisteredSealProof) -> Result<CircuitShape> {
     with_tree_shape!(proof, count_tree, proof)
 }
 
-fn count_tree<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
+/// `proof`'s partition circuit without a witness: what params are generated from
+/// (`fixtures`) and what [`count`] counts.
+pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
+    proof: RegisteredSealProof,
+) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
     let config = proof.as_v1_config();
     let public_params =
         filecoin_proofs::parameters::public_params::<Tree>(&config).status(Status::Internal, "public params")?;
-    let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::blank_circuit(&public_params);
+    Ok(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
+        &public_params,
+    ))
+}
+
+fn count_tree<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
+    let circuit = blank_circuit::<Tree>(proof)?;
     let mut cs = Counter::default();
     cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "counting")?;
     bellperson::Circuit::synthesize(circuit, &mut cs).status(Status::Internal, "counting the blank circuit")?;

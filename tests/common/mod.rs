@@ -62,13 +62,16 @@ pub fn other_sector() -> (SectorFixture, Vec<u8>) {
 
 /// Submit the fixture's C2 to `engine` (priority 0, no request id).
 pub fn submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::engine::JobId {
-    engine
-        .submit(cuzk::engine::SubmitRequest {
-            c1_json: &f.c1,
-            sector_id: f.sector.sector_id,
-            prover_id: f.sector.prover_id,
-            priority: 0,
-            request_id: None,
-        })
-        .expect("submit")
+    try_submit(engine, f).expect("submit")
+}
+
+/// [`submit`], returning the engine's answer.
+pub fn try_submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::error::Result<cuzk::engine::JobId> {
+    engine.submit(cuzk::engine::SubmitRequest {
+        c1_json: &f.c1,
+        sector_id: f.sector.sector_id,
+        prover_id: f.sector.prover_id,
+        priority: 0,
+        request_id: None,
+    })
 }
