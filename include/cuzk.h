@@ -201,8 +201,12 @@ const char *cuzk_status_name(int32_t status);
 //
 // `c1_json`/`c1_len`: the C1 output exactly as filecoin-ffi's `seal_commit_phase2` takes it
 // (serde JSON of `SealCommitPhase1Output`); borrowed for the call only. `prover_id`: 32 bytes.
-// `priority`: higher runs first. `request_id`: NULL, or an idempotency key — submitting the
-// same key again returns the same job id while that job is remembered.
+// `priority`: higher runs first. `request_id`: NULL, or an idempotency key (1 to 1024 bytes of
+// UTF-8) — submitting the same key with the same C1, sector and prover id again returns the
+// same job id while that job is remembered; the same key with other content is
+// `CUZK_STATUS_INVALID_ARGUMENT`; a job that failed or was cancelled releases its key, so a
+// retry runs anew. The C1 output is checked against its registered proof's shape (and every
+// field element for canonical form) here: bad input is `CUZK_STATUS_INVALID_INPUT`.
 // The SRS of the C1's registered proof must be loaded (`CUZK_STATUS_SRS_NOT_LOADED` else).
 // On success `*out_job_id` is the job id.
 //

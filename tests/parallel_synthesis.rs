@@ -1,6 +1,8 @@
 //! Synthesis with the challenges on all threads must equal upstream's sequential
 //! `StackedCircuit` synthesis exactly: every A/B/C value, the witness, and the densities
-//! (which decide the query points each MSM uses). A 2 KiB partition has 2 challenges.
+//! (which decide the query points each MSM uses). A 2 KiB partition has 2 challenges; the
+//! shaped C1 outputs (exact structure, random values) cover 8 MiB and 512 MiB with the size hint
+//! the engine passes (the SRS's), so the forks' reserved capacity is exercised too.
 
 use cuzk::fixtures;
 use cuzk::synth::{parse_c1, Assignment, SizeHint};
@@ -24,12 +26,31 @@ fn parallel_challenges_equal_sequential_synthesis() {
     let t_par = t.elapsed();
     eprintln!("2 KiB partition 0: sequential {t_seq:?}, challenges in parallel {t_par:?}");
 
-    assert_eq!(seq.num_constraints(), par.num_constraints());
     assert!(seq.num_constraints() > 1_000_000, "not a real 2 KiB partition: {}", seq.num_constraints());
-    assert!(seq.input == par.input, "public inputs differ");
-    assert!(seq.aux == par.aux, "witness differs");
-    assert!(seq.a == par.a, "A evaluations differ");
-    assert!(seq.b == par.b, "B evaluations differ");
-    assert!(seq.c == par.c, "C evaluations differ");
-    assert!(densities(&seq) == densities(&par), "densities differ");
+    assert_equal(&seq, &par, "2 KiB");
+}
+
+fn assert_equal(seq: &Assignment, par: &Assignment, what: &str) {
+    assert_eq!(seq.num_constraints(), par.num_constraints(), "{what}: constraint counts differ");
+    assert!(seq.input == par.input, "{what}: public inputs differ");
+    assert!(seq.aux == par.aux, "{what}: witness differs");
+    assert!(seq.a == par.a, "{what}: A evaluations differ");
+    assert!(seq.b == par.b, "{what}: B evaluations differ");
+    assert!(seq.c == par.c, "{what}: C evaluations differ");
+    assert!(densities(seq) == densities(par), "{what}: densities differ");
+}
+
+#[test]
+fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {
+    use cuzk::registry::RegisteredSealProof::*;
+    for proof in [StackedDrg8MiBV1_1, StackedDrg512MiBV1_1] {
+        let (prover, sector) = ([3u8; 32], 17);
+        let c1 = fixtures::shaped_c1(proof, 5, prover, sector).unwrap();
+        let inputs = parse_c1(&c1, &prover, sector).unwrap();
+        let [ic, h, l, ..] = cuzk::srs::expected_sections(proof).unwrap();
+        let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l }; // what Srs::size_hint gives
+        let seq = inputs.circuits.synthesize_sequential(0, hint).unwrap();
+        let par = inputs.circuits.synthesize(0, hint).unwrap();
+        assert_equal(&seq, &par, &format!("{proof:?}"));
+    }
 }
