@@ -18,21 +18,7 @@ use group::prime::PrimeCurveAffine;
 use group::GroupEncoding;
 use serde_json::Value;
 
-/// Run a call; return (status, message) and free the error.
-fn call(f: impl FnOnce(*mut *mut cuzk_error) -> Status) -> (Status, String) {
-    let mut err = ptr::null_mut();
-    let st = f(&mut err);
-    let msg = if err.is_null() {
-        String::new()
-    } else {
-        unsafe {
-            let m = CStr::from_ptr(cuzk_error_message(err)).to_string_lossy().into_owned();
-            cuzk_error_free(err);
-            m
-        }
-    };
-    (st, msg)
-}
+use common::call;
 
 fn engine(config: &str) -> *mut cuzk_engine {
     let mut e = ptr::null_mut();
@@ -87,28 +73,6 @@ fn forged_proof(vk: &bellperson::groth16::VerifyingKey<blstrs::Bls12>) -> Vec<u8
     p
 }
 
-fn verify(e: *mut cuzk_engine, f: &common::Fixture, proof: &[u8]) -> (Status, String, bool) {
-    let s = &f.sector;
-    let mut valid = false;
-    let (st, m) = call(|err| unsafe {
-        cuzk_verify_seal(
-            e,
-            common::PROOF_NUMBER,
-            s.comm_r.as_ptr(),
-            s.comm_d.as_ptr(),
-            s.prover_id.as_ptr(),
-            s.sector_id,
-            s.ticket.as_ptr(),
-            s.seed.as_ptr(),
-            proof.as_ptr(),
-            proof.len(),
-            &mut valid,
-            err,
-        )
-    });
-    (st, m, valid)
-}
-
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("cuzk-hardening-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -149,7 +113,7 @@ fn edited_cache_cannot_make_a_forged_proof_valid() {
     let (st, m) = load(e, None);
     assert_eq!(st, Status::Ok, "{m}");
     assert!(status_json(e).contains(r#""from_cache":false"#), "the edited cache was used: {}", status_json(e));
-    let (st, m, valid) = verify(e, &f, &forged);
+    let (st, m, valid) = common::c_verify_seal(e, &f.sector, &forged);
     assert!(st == Status::Ok && !valid, "forged proof: {st:?} {m} valid={valid}");
     unsafe { cuzk_engine_free(e) };
     let _ = std::fs::remove_dir_all(&dir); // a background cache write may still be under way

@@ -76,50 +76,15 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         assert_ne!(proofs[0], proofs[1]);
         for p in &proofs {
             assert!(common::filecoin_verify(&f, p), "filecoin-proofs rejected a cuzk proof");
-            let mut valid = false;
-            let s = &f.sector;
-            ok(
-                cuzk_verify_seal(
-                    engine,
-                    common::PROOF_NUMBER,
-                    s.comm_r.as_ptr(),
-                    s.comm_d.as_ptr(),
-                    s.prover_id.as_ptr(),
-                    s.sector_id,
-                    s.ticket.as_ptr(),
-                    s.seed.as_ptr(),
-                    p.as_ptr(),
-                    p.len(),
-                    &mut valid,
-                    &mut err,
-                ),
-                err,
-            );
+            let (st, m, valid) = common::c_verify_seal(engine, &f.sector, p);
+            assert_eq!(st, Status::Ok, "{m}");
             assert!(valid);
         }
         // A tampered proof is rejected by both verifiers (as invalid or as malformed).
         let mut bad = proofs[0].clone();
         bad[100] ^= 1;
-        let mut valid = true;
-        let st = cuzk_verify_seal(
-            engine,
-            common::PROOF_NUMBER,
-            f.sector.comm_r.as_ptr(),
-            f.sector.comm_d.as_ptr(),
-            f.sector.prover_id.as_ptr(),
-            f.sector.sector_id,
-            f.sector.ticket.as_ptr(),
-            f.sector.seed.as_ptr(),
-            bad.as_ptr(),
-            bad.len(),
-            &mut valid,
-            &mut err,
-        );
+        let (st, _, valid) = common::c_verify_seal(engine, &f.sector, &bad);
         assert!(st != cuzk::error::Status::Ok || !valid);
-        if st != cuzk::error::Status::Ok {
-            cuzk_error_free(err);
-            err = ptr::null_mut();
-        }
 
         let mut status = ptr::null_mut();
         ok(cuzk_engine_status_json(engine, &mut status, &mut err), err);

@@ -168,6 +168,14 @@ impl Shared {
         }
     }
 
+    /// Err once a stage thread has died (`break_engine`): the engine takes no more work.
+    fn accepting(&self) -> Result<()> {
+        match self.broken.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(why) => Err(err!(Internal, "not accepting work: {why}")),
+            None => Ok(()),
+        }
+    }
+
     /// A stage thread died: fail every unfinished job with `why` and refuse new work.
     fn break_engine(&self, why: &str) {
         *self.broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_owned());
@@ -307,9 +315,7 @@ impl Engine {
     /// Queue a C2 job. Errors in the request (bad C1, no SRS) are returned here, synchronously.
     pub fn submit(&self, req: SubmitRequest<'_>) -> Result<JobId> {
         let submitted = Instant::now();
-        if let Some(why) = self.shared.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-            return Err(err!(Internal, "not accepting work: {why}"));
-        }
+        self.shared.accepting()?;
         self.forget_expired();
         let key = request_key(&req)?;
         if let Some(key) = &key {
@@ -341,9 +347,7 @@ impl Engine {
     /// turn `verify` off unless the circuits are real seal circuits).
     #[doc(hidden)]
     pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
-        if let Some(why) = self.shared.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-            return Err(err!(Internal, "not accepting work: {why}"));
-        }
+        self.shared.accepting()?;
         let job = Pending { key: None, priority, prover_id: [0; 32], sector_id: 0, submitted: Instant::now(), srs_time: Duration::ZERO };
         self.enqueue(job, inputs, srs)
     }

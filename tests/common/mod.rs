@@ -75,3 +75,41 @@ pub fn try_submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::error::Re
         request_id: None,
     })
 }
+
+/// Run a C call taking an error out-param; return its status and the error's message (empty
+/// when none), freeing the error.
+pub fn call(f: impl FnOnce(*mut *mut cuzk::ffi::cuzk_error) -> cuzk::error::Status) -> (cuzk::error::Status, String) {
+    let mut err = std::ptr::null_mut();
+    let st = f(&mut err);
+    if err.is_null() {
+        return (st, String::new());
+    }
+    // SAFETY: a non-NULL error written by the library, freed once here.
+    unsafe {
+        let m = std::ffi::CStr::from_ptr(cuzk::ffi::cuzk_error_message(err)).to_string_lossy().into_owned();
+        cuzk::ffi::cuzk_error_free(err);
+        (st, m)
+    }
+}
+
+/// `cuzk_verify_seal` of `proof` against sector `s`'s statement: (status, message, valid).
+pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, proof: &[u8]) -> (cuzk::error::Status, String, bool) {
+    let mut valid = false;
+    let (st, m) = call(|err| unsafe {
+        cuzk::ffi::cuzk_verify_seal(
+            engine,
+            PROOF_NUMBER,
+            s.comm_r.as_ptr(),
+            s.comm_d.as_ptr(),
+            s.prover_id.as_ptr(),
+            s.sector_id,
+            s.ticket.as_ptr(),
+            s.seed.as_ptr(),
+            proof.as_ptr(),
+            proof.len(),
+            &mut valid,
+            err,
+        )
+    });
+    (st, m, valid)
+}
