@@ -29,7 +29,8 @@ check-cuda:
 	export CUDA_PATH="$${CUDA_PATH:-$$(scripts/install-cuda-toolchain.sh)}" && \
 	$(CARGO) build --release --features cuda --lib --bins && \
 	$(CARGO) test --release --features cuda --lib prover::cuda && \
-	$(CARGO) test --release --features cuda --test gpu_identity
+	$(CARGO) test --release --features cuda --test gpu_identity && \
+	$(CARGO) test --release --features cuda-fault-injection --test gpu_faults
 
 ## Regenerate include/cuzk.h from src/ffi.
 header:

@@ -63,6 +63,30 @@ mod cuda {
         }
     }
 
+    /// GPU architectures compiled to SASS: A100 (80), RTX 30xx / A40 (86), RTX 40xx / L40 (89),
+    /// H100 / H200 (90), RTX 50xx (120). `CUZK_CUDA_ARCHS` (e.g. "90" or "86;90") narrows or
+    /// extends the list, for faster development builds.
+    pub const DEFAULT_ARCHS: &str = "80;86;89;90;120";
+
+    fn archs() -> Vec<u32> {
+        println!("cargo:rerun-if-env-changed=CUZK_CUDA_ARCHS");
+        let list = env::var("CUZK_CUDA_ARCHS").ok().filter(|v| !v.trim().is_empty());
+        let list = list.as_deref().unwrap_or(DEFAULT_ARCHS);
+        let archs: Vec<u32> = list
+            .split([';', ',', ' '])
+            .filter(|a| !a.is_empty())
+            .map(|a| {
+                let a = a.trim().trim_start_matches("sm_");
+                match a.parse::<u32>() {
+                    Ok(n) if n >= 75 => n,
+                    _ => panic!("CUZK_CUDA_ARCHS: {a:?} is not a CUDA architecture number >= 75 (like 80, 86, 89, 90, 120)"),
+                }
+            })
+            .collect();
+        assert!(!archs.is_empty(), "CUZK_CUDA_ARCHS names no architecture");
+        archs
+    }
+
     pub fn build() {
         let nvcc = find_nvcc();
         let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -81,15 +105,22 @@ mod cuda {
             .define("FEATURE_BLS12_381", None)
             .define("TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE", None)
             .flag("-std=c++17")
-            .flag("-gencode")
-            .flag("arch=compute_90,code=sm_90")
-            .flag("-gencode")
-            .flag("arch=compute_90,code=compute_90")
+            .flag("--threads")
+            .flag("0")
             .flag("-Xcompiler")
             .flag("-Wno-unused-function")
             .flag("-Xcompiler")
             .flag("-Wno-subobject-linkage")
             .warnings(false);
+        for arch in archs() {
+            b.flag("-gencode").flag(&format!("arch=compute_{arch},code=sm_{arch}"));
+        }
+        // PTX of the newest architecture, so GPUs newer than every SASS above still run (JIT).
+        let ptx = archs().into_iter().max().expect("at least one architecture");
+        b.flag("-gencode").flag(&format!("arch=compute_{ptx},code=compute_{ptx}"));
+        if env::var_os("CARGO_FEATURE_CUDA_FAULT_INJECTION").is_some() {
+            b.define("CUZK_CUDA_FAULT_INJECTION", None);
+        }
         if blst_uses_adx() {
             b.define("__ADX__", None);
         }

@@ -122,6 +122,12 @@ cuzk_cuda_status cuzk_cuda_device_count(int32_t* count);
 cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, uint64_t* free_bytes,
                                        uint64_t* total_bytes);
 
+/* Whether device `dev` still works after a failed call: waits for its queued work, clears a
+ * recoverable error, and round-trips a few bytes through device memory. A failure here means the
+ * device's context is lost (a sticky error such as an illegal address): nothing on it can run
+ * again in this process. */
+cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
+
 /* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
 void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);
@@ -139,6 +145,20 @@ void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
  * MSMs (L, A, B_G1 and optionally B_G2). Synchronous. */
 cuzk_cuda_status cuzk_cuda_prove(cuzk_cuda_workspace* ws, const cuzk_cuda_srs* srs,
                                  const cuzk_cuda_prove_in* in, cuzk_cuda_prove_out* out, uint32_t stages);
+
+/* Test builds only (CUZK_CUDA_FAULT_INJECTION): the next proof step reaching `site` fails with a
+ * real CUDA error of `kind`. One fault armed at a time; arming replaces the previous one. */
+enum {
+    CUZK_CUDA_FAULT_ERROR = 1,   /* a failed runtime call (cudaErrorMemoryAllocation): recoverable */
+    CUZK_CUDA_FAULT_STICKY = 2,  /* an out-of-bounds kernel write: the device's context is lost */
+};
+enum {
+    CUZK_CUDA_SITE_STAGE_H = 1,  /* after the first vector's upload is queued */
+    CUZK_CUDA_SITE_MSM = 2,      /* inside a Pippenger MSM, between sppark's setup and its kernels */
+};
+#ifdef CUZK_CUDA_FAULT_INJECTION
+cuzk_cuda_status cuzk_cuda_inject_fault(int32_t kind, int32_t site);
+#endif
 
 #ifdef __cplusplus
 }

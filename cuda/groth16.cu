@@ -109,6 +109,42 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
     });
 }
 
+cuzk_cuda_status cuzk_cuda_device_check(int32_t dev)
+{
+    return guard([&] {
+        check_device(dev);
+        select_gpu(dev);
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            throw sppark_error{-e, std::string("device synchronize: ") + cudaGetErrorString(e)};
+        (void)cudaGetLastError();  // a recoverable error of the failed call, if any
+        uint32_t* d = nullptr;
+        uint32_t back = 0;
+        CUDA_OK(cudaMalloc(&d, sizeof(uint32_t)));
+        e = cudaMemset(d, 0x5a, sizeof(uint32_t));
+        if (e == cudaSuccess)
+            e = cudaMemcpy(&back, d, sizeof(uint32_t), cudaMemcpyDeviceToHost);
+        (void)cudaFree(d);
+        if (e != cudaSuccess)
+            throw sppark_error{-e, std::string("device memory round trip: ") + cudaGetErrorString(e)};
+        if (back != 0x5a5a5a5a)
+            throw sppark_error{CUZK_CUDA_E_INTERNAL, "device memory round trip returned wrong bytes"};
+    });
+}
+
+#ifdef CUZK_CUDA_FAULT_INJECTION
+cuzk_cuda_status cuzk_cuda_inject_fault(int32_t kind, int32_t site)
+{
+    return guard([&] {
+        if (kind != CUZK_CUDA_FAULT_ERROR && kind != CUZK_CUDA_FAULT_STICKY)
+            throw invalid("unknown fault kind " + std::to_string(kind));
+        if (site != CUZK_CUDA_SITE_STAGE_H && site != CUZK_CUDA_SITE_MSM)
+            throw invalid("unknown fault site " + std::to_string(site));
+        cuzk::armed_fault.store(kind << 8 | site);
+    });
+}
+#endif
+
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out)
 {
     return guard([&] {

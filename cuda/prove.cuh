@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuzk_cuda.h"
+#include "faults.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 
@@ -235,6 +236,33 @@ inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const 
     NTT::Base_dev_ptr(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
 }
 
+// Whether sppark's streams of `gpu` have drained without error; never throws.
+inline bool streams_idle(const gpu_t& gpu) noexcept
+{
+    bool ok = cudaStreamSynchronize((cudaStream_t)gpu) == cudaSuccess;
+    for (size_t i = 0; i < gpu_t::FLIP_FLOP; i++)
+        ok = cudaStreamSynchronize(gpu[i]) == cudaSuccess && ok;
+    return ok;
+}
+
+// Owns an sppark msm_t. ~msm_t synchronises the device's streams through CUDA_OK, so after a
+// sticky error it would throw from a destructor and terminate the process. The msm is deleted
+// only once a non-throwing synchronisation succeeds; otherwise it is left allocated: its device
+// is unusable from then on, and a few leaked host bytes are the price of not terminating. (A
+// sticky fault of the B_G2 thread landing between that check and the delete is not covered:
+// CUDA offers no way to free sppark's buckets without its throwing destructor.)
+template<class M> struct msm_owner {
+    const gpu_t& gpu;
+    M* msm;
+    msm_owner(const msm_owner&) = delete;
+    msm_owner& operator=(const msm_owner&) = delete;
+    ~msm_owner()
+    {
+        if (msm != nullptr && streams_idle(gpu))
+            delete msm;
+    }
+};
+
 // sppark Pippenger over device-resident points and scalars (Montgomery form). Synchronous.
 template<class bucket, class point, class affine>
 point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars, size_t n)
@@ -243,9 +271,11 @@ point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars,
     out.inf();
     if (n == 0)
         return out;
-    msm_t<bucket, point, affine, scalar_t> msm{nullptr, n, sizeof(affine), gpu.id()};
-    RustError e = msm.invoke(out, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, n,
-                             dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
+    using msm_type = msm_t<bucket, point, affine, scalar_t>;
+    msm_owner<msm_type> msm{gpu, new msm_type{nullptr, n, sizeof(affine), gpu.id()}};
+    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
+    RustError e = msm.msm->invoke(out, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, n,
+                                  dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
     if (e.code != 0) {
         std::string msg = e.message != nullptr ? e.message : "sppark MSM failed";
         free(e.message);
@@ -325,6 +355,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     ev[0].record(ws.copy);
     for (int i = 0; i < 3; i++) {
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
+        if (i == 0)
+            fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
         if (m < n)
             CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), ws.copy));
         ev[1 + i].record(ws.copy);

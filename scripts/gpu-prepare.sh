@@ -15,6 +15,13 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures
 grep -qx '/.gpu-carry/' "$exclude" 2>/dev/null || echo '/.gpu-carry/' >> "$exclude"
 strip -o .gpu-carry/cuzk-gpu "$CARGO_TARGET_DIR/release/cuzk-gpu"
+# The GPU fault-injection test (feature cuda-fault-injection: never in a release build).
+faults=$(cargo test --release --features cuda-fault-injection --test gpu_faults --no-run --message-format=json \
+  | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_faults" and m.get("executable"): print(m["executable"])')
+strip -o .gpu-carry/gpu-faults "$faults"
 fix=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
 if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe

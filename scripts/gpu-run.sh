@@ -9,6 +9,8 @@
 #           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
+#           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
+#           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
 #           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
 #           shaped-P (the engine at proof P's real shape, e.g. 8 = 32 GiB: shaped C1, random SRS,
 #           verification off), synth-shaped-P (one partition of proof P: upstream sequential vs
@@ -41,7 +43,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal|soak-*|faults) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -98,9 +100,10 @@ for s0 in "${stages[@]}"; do
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
+    faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     shaped-*) run "$s" 560 "$BIN" bench-shaped --proof "${s#shaped-}" --jobs ${SHAPED_JOBS:-2} --synthesis-workers ${SYNTH_WORKERS:-0} ;;
-    synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 ;;
+    synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 --modes "${SYNTH_MODES:-both}" ;;
     *) echo "unknown stage $s" ;;
   esac
   BIN=$BIN_RUN

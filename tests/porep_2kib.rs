@@ -91,6 +91,11 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         let s = CStr::from_ptr(status).to_string_lossy().into_owned();
         cuzk_string_free(status);
         assert!(s.contains("\"done\":2"), "{s}");
+        // The CPU backend has no devices; with CUDA each device reports its health.
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let devices = v["devices"].as_array().expect("status lists the backend's devices");
+        assert_eq!(v["backend"] == "cpu", devices.is_empty(), "{s}");
+        assert!(devices.iter().all(|d| d["usable"] == true), "{s}");
         cuzk_engine_free(engine);
     }
 }

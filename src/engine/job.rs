@@ -68,6 +68,8 @@ pub struct JobResult {
     pub timings: JobTimings,
     pub backend: &'static str,
     pub partitions: usize,
+    /// Partitions the backend proved on the CPU because it had no usable device left.
+    pub cpu_fallback_partitions: usize,
     pub verified: bool,
 }
 
@@ -108,6 +110,8 @@ pub struct JobInner {
     pub timings: JobTimings,
     pub started: bool,
     pub finished_at: Option<Instant>,
+    /// Partitions proved by the CPU fallback so far.
+    pub cpu_fallback_partitions: usize,
 }
 
 impl Job {
@@ -142,6 +146,7 @@ impl Job {
                 timings: JobTimings { srs: srs_time, ..Default::default() },
                 started: false,
                 finished_at: None,
+                cpu_fallback_partitions: 0,
             }),
         }
     }

@@ -18,6 +18,7 @@ pub fn result_json(r: &JobResult) -> Value {
     let mut v = timings_json(&r.timings);
     v["backend"] = json!(r.backend);
     v["partitions"] = json!(r.partitions);
+    v["cpu_fallback_partitions"] = json!(r.cpu_fallback_partitions);
     v["verified"] = json!(r.verified);
     v["proof_bytes"] = json!(r.proof.len());
     v
@@ -67,6 +68,22 @@ pub(super) fn status_json(engine: &Engine) -> String {
             })
         })
         .collect();
+    let devices: Vec<Value> = sh
+        .backend
+        .devices()
+        .iter()
+        .map(|d| {
+            json!({
+                "index": d.index,
+                "name": d.name,
+                "total_bytes": d.total_bytes,
+                "usable": d.usable,
+                "error": d.error,
+                "proofs": d.proofs,
+                "failures": d.failures,
+            })
+        })
+        .collect();
     let d = sh.dealloc.stats();
     let c = &sh.counters;
     let mem = sh.memory.snapshot();
@@ -74,6 +91,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         "version": crate::VERSION,
         "abi_version": crate::ABI_VERSION,
         "backend": sh.backend.name(),
+        "devices": devices,
         "uptime_s": sh.started.elapsed().as_secs_f64(),
         "synthesis_workers": sh.config.synthesis_threads(),
         "queued_partitions": sh.queue.len(),
@@ -125,6 +143,18 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     let _ = writeln!(o, "# HELP cuzk_srs_resident_bytes Decoded SRS bytes held in memory.\n# TYPE cuzk_srs_resident_bytes gauge");
     for s in sh.srs.all() {
         let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
+    }
+    let devices = sh.backend.devices();
+    if !devices.is_empty() {
+        let _ = writeln!(o, "# HELP cuzk_device_usable Whether a device can still prove (0 once its context is lost).\n# TYPE cuzk_device_usable gauge");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_usable{{device=\"{}\"}} {}", d.index, d.usable as u8);
+        }
+        let _ = writeln!(o, "# HELP cuzk_device_proofs_total Partition proofs per device and outcome.\n# TYPE cuzk_device_proofs_total counter");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"ok\"}} {}", d.index, d.proofs);
+            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"failed\"}} {}", d.index, d.failures);
+        }
     }
     let d = sh.dealloc.stats();
     let _ = writeln!(o, "# HELP cuzk_dealloc_pending_bytes Bytes queued for the deallocator thread.\n# TYPE cuzk_dealloc_pending_bytes gauge");

@@ -245,6 +245,7 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
                     g.timings.prove_queue += waited;
                     g.timings.prove += took;
                     g.timings.phases.accumulate(&pp.phases);
+                    g.cpu_fallback_partitions += pp.cpu_fallback as usize;
                     g.proofs[partition] = Some(pp.proof);
                     g.proofs.iter().all(Option::is_some)
                 };
@@ -302,6 +303,7 @@ fn finish(shared: &Shared, job: &Job) {
                     timings,
                     backend: shared.backend.name(),
                     partitions: j.partitions(),
+                    cpu_fallback_partitions: g.cpu_fallback_partitions,
                     verified,
                 }));
                 g.proofs.clear();

@@ -143,7 +143,7 @@ impl CpuBackend {
             (Box::new((h, spent)), h_bytes),
             (Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes),
         ];
-        Ok(PartitionProof { proof, phases: t, garbage })
+        Ok(PartitionProof { proof, phases: t, garbage, cpu_fallback: false })
     }
 }
 

@@ -17,6 +17,8 @@ use blstrs::{Bls12, Scalar};
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 pub use cuda::{synthetic as cuda_synthetic, witness_stats, CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
+#[cfg(feature = "cuda-fault-injection")]
+pub use cuda::{FaultKind, FaultSite};
 
 use crate::error::Result;
 use crate::srs::Srs;
@@ -67,6 +69,22 @@ pub struct PartitionProof {
     pub proof: Proof<Bls12>,
     pub phases: PhaseTimings,
     pub garbage: Garbage,
+    /// Proved on the CPU because the backend had no usable device left.
+    pub cpu_fallback: bool,
+}
+
+/// One device of a backend, as the engine's status reports it.
+#[derive(Debug, Clone)]
+pub struct DeviceStatus {
+    pub index: usize,
+    pub name: String,
+    pub total_bytes: u64,
+    /// False once the device's context is lost (see `error`); it is skipped from then on.
+    pub usable: bool,
+    pub error: Option<String>,
+    /// Proofs that succeeded and failed on it.
+    pub proofs: u64,
+    pub failures: u64,
 }
 
 /// A proof [`Backend::start`]ed: already done, or with a CPU tail left for [`Backend::finish`].
@@ -107,6 +125,11 @@ pub trait Backend: Send + Sync {
     ) -> Result<Begun> {
         let _ = cancelled;
         self.prove(srs, assignment, r, s).map(Begun::Done)
+    }
+
+    /// The backend's devices and their health (none for the CPU backend).
+    fn devices(&self) -> Vec<DeviceStatus> {
+        Vec::new()
     }
 
     /// The tail of a proof [`Backend::start`] left as [`Begun::Tail`].

@@ -46,6 +46,15 @@ pub trait PartitionCircuits: Send + Sync {
         self.synthesize(k, hint)
     }
 
+    /// Partition `k`'s witness (inputs, aux) from upstream's circuit through bellperson's
+    /// witness-only constraint system on one thread: no linear combination is evaluated — the
+    /// floor of any synthesis that computes a, b, c from a recorded R1CS (benchmarks only).
+    #[doc(hidden)]
+    fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
+        let _ = k;
+        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
+    }
+
     /// Prove partition `k` with bellperson's own `create_proof_batch` — the reference every
     /// backend must match byte for byte (tests and benchmarks only).
     #[doc(hidden)]
@@ -167,6 +176,15 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
         let circuit = self.circuit(k)?;
         Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
+        use bellperson::util_cs::witness_cs::WitnessCS;
+        use bellperson::ConstraintSystem;
+        let mut cs = WitnessCS::<blstrs::Scalar>::new();
+        bellperson::Circuit::synthesize(self.circuit(k)?, &mut cs)
+            .status(Status::Synthesis, &format!("witness of partition {k}"))?;
+        Ok((cs.scalar_inputs(), cs.scalar_aux()))
     }
 
     fn bellperson_reference(

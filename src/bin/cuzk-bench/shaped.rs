@@ -40,7 +40,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
     let upstream: Synth<'_> = &|| inputs.circuits.synthesize_sequential(0, hint);
     let ours: Synth<'_> = &|| inputs.circuits.synthesize(0, hint);
     for (mode, f) in [("upstream_sequential", upstream), ("cuzk_parallel", ours)] {
-        if !modes.split(',').any(|m| m == "both" || mode.starts_with(m)) {
+        if !modes.split(',').any(|m| m == "both" || m == "all" || mode.starts_with(m)) {
             continue;
         }
         let (mut secs, mut peaks) = (Vec::new(), Vec::new());
@@ -67,6 +67,37 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
                 "constraints_per_core_s": per_core, "threads": threads, "peak_rss_mib": peaks}),
         );
+    }
+    if modes.split(',').any(|m| m == "all" || m == "witness") {
+        // The witness alone (no linear combinations): how much of synthesis an R1CS-recording
+        // design could skip. Its aux must equal full synthesis's value for value.
+        let mut secs = Vec::new();
+        for i in 0..runs {
+            reset_peak();
+            let base = peak_kib();
+            let t = Instant::now();
+            let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
+            let s = t.elapsed().as_secs_f64();
+            let peak = peak_kib().saturating_sub(base) >> 10;
+            println!("witness_only run {i}: {s:.2}s, peak +{peak} MiB RSS, {} inputs, {} aux", input.len(), aux.len());
+            if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
+                drop((input, aux));
+                let full = inputs.circuits.synthesize_sequential(0, hint).expect("synthesis");
+                let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
+                println!(
+                    "witness_only equals full synthesis: inputs {}, aux {} ({} vs {} aux)",
+                    input == full.input,
+                    aux == full.aux,
+                    aux.len(),
+                    full.aux.len()
+                );
+            }
+            secs.push(s);
+        }
+        let med = crate::median(&secs);
+        let per_core = shape.constraints as f64 / med;
+        println!("witness_only: median {med:.2}s, {per_core:.0} constraints per core-second (1 thread)");
+        results.insert("witness_only".into(), serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_core_s": per_core}));
     }
     println!(
         "{}",

@@ -122,6 +122,9 @@ extern "C" {
     fn cuzk_cuda_message_free(message: *mut c_char);
     fn cuzk_cuda_device_count(count: *mut i32) -> Status;
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
+    fn cuzk_cuda_device_check(dev: i32) -> Status;
+    #[cfg(feature = "cuda-fault-injection")]
+    fn cuzk_cuda_inject_fault(kind: i32, site: i32) -> Status;
     fn cuzk_cuda_workspace_new(dev: i32, out: *mut *mut RawWorkspace) -> Status;
     fn cuzk_cuda_workspace_free(ws: *mut RawWorkspace);
     fn cuzk_cuda_workspace_bytes(ws: *const RawWorkspace) -> u64;
@@ -214,6 +217,7 @@ pub fn device_count() -> std::result::Result<usize, CudaError> {
     Ok(n.max(0) as usize)
 }
 
+#[derive(Clone)]
 pub struct DeviceInfo {
     pub name: String,
     pub free_bytes: u64,
@@ -230,6 +234,28 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     .map_err(to_err("device info"))?;
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     Ok(DeviceInfo { name, free_bytes, total_bytes })
+}
+
+/// Whether device `dev` still works after a failed call (Err: its context is lost).
+pub fn device_check(dev: i32) -> std::result::Result<(), CudaError> {
+    // SAFETY: no pointers.
+    check(unsafe { cuzk_cuda_device_check(dev) })
+}
+
+/// Fault kinds and sites of `inject_fault` (cuda/cuzk_cuda.h).
+#[cfg(feature = "cuda-fault-injection")]
+pub mod fault {
+    pub const ERROR: i32 = 1;
+    pub const STICKY: i32 = 2;
+    pub const SITE_STAGE_H: i32 = 1;
+    pub const SITE_MSM: i32 = 2;
+}
+
+/// Test builds only: the next proof step reaching `site` fails with a real CUDA error of `kind`.
+#[cfg(feature = "cuda-fault-injection")]
+pub fn inject_fault(kind: i32, site: i32) -> Result<()> {
+    // SAFETY: no pointers.
+    check(unsafe { cuzk_cuda_inject_fault(kind, site) }).map_err(to_err("fault injection"))
 }
 
 /// Owner of a per-device workspace (stream, events, scratch buffers).

@@ -11,6 +11,9 @@
 //! prove_finish: B_G2 from CPU threads if so configured, assemble (cpu::assemble)
 //! ```
 //!
+//! A device whose context is lost (a sticky CUDA error) is marked unusable and skipped
+//! (`pool`); with none left, partitions are proved on the CPU so the engine keeps serving.
+//!
 //! SRS bases are uploaded once per device and kept, keyed by the identity of the SRS's point
 //! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). One workspace per
 //! device holds the stream, events, pinned staging and scratch buffers, reused from proof to
@@ -18,12 +21,13 @@
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
 
 mod ffi;
+mod pool;
 mod prep;
 pub mod synthetic;
 mod synthetic_export;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -36,18 +40,13 @@ use rayon::prelude::*;
 
 use super::cpu::{assemble, check_shape, MsmSums};
 use super::msm::msm_sparse;
-use super::{Backend, Begun, Garbage, PartitionProof, PhaseTimings};
+use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::Assignment;
 pub use ffi::DeviceInfo;
+use pool::Pool;
 use prep::{classify, SparseScalars};
-
-/// One lock per device for the whole process (see [`CudaBackend::lock_device`]).
-fn gates(n: usize) -> &'static [Mutex<()>] {
-    static GATES: OnceLock<Vec<Mutex<()>>> = OnceLock::new();
-    GATES.get_or_init(|| (0..n).map(|_| Mutex::new(())).collect())
-}
 
 /// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
 const GPU_MIN_POINTS: usize = 64;
@@ -73,82 +72,33 @@ impl Witness {
     }
 }
 
-struct CachedSrs {
-    key: [usize; 5],
-    alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
-    dev: ffi::DeviceSrs,
-}
-
-impl CachedSrs {
-    fn alive(&self) -> bool {
-        self.alive.0.iter().all(|w| w.strong_count() > 0) && self.alive.1.strong_count() > 0
-    }
-}
-
-fn srs_key(srs: &Srs) -> [usize; 5] {
-    let p = &srs.params;
-    [
-        Arc::as_ptr(&p.h) as usize,
-        Arc::as_ptr(&p.l) as usize,
-        Arc::as_ptr(&p.a) as usize,
-        Arc::as_ptr(&p.b_g1) as usize,
-        Arc::as_ptr(&p.b_g2) as usize,
-    ]
-}
-
-struct DeviceState {
-    ws: ffi::Workspace,
-    srs: Vec<CachedSrs>,
-}
-
-impl DeviceState {
-    /// Index of `srs` in the cache, uploading it first if needed (evicting the other SRSes when
-    /// the device is out of memory). Pushes the upload time when it uploads.
-    fn srs_index(&mut self, srs: &Srs, t: &mut PhaseTimings) -> Result<usize> {
-        self.srs.retain(CachedSrs::alive);
-        let key = srs_key(srs);
-        if let Some(i) = self.srs.iter().position(|e| e.key == key) {
-            return Ok(i);
-        }
-        let p = &srs.params;
-        let wall = Instant::now();
-        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
-            Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
-                log::warn!(
-                    "GPU out of memory for the SRS of {}: evicting {} other SRS(es)",
-                    srs.path.display(),
-                    self.srs.len()
-                );
-                self.srs.clear();
-                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
-            }
-            r => r,
-        };
-        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the SRS {} to the GPU: {e}", srs.path.display()))?;
-        t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
-        t.push("gpu_srs_upload_wall", wall.elapsed());
-        log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
-        let alive = (
-            [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
-            Arc::downgrade(&p.b_g2),
-        );
-        self.srs.push(CachedSrs { key, alive, dev });
-        Ok(self.srs.len() - 1)
-    }
-}
-
-struct Device {
-    index: i32,
-    info: DeviceInfo,
-    state: Mutex<Option<DeviceState>>,
-}
-
 /// Groth16 on CUDA devices. One proof at a time per device; proofs on different devices run
 /// concurrently.
 pub struct CudaBackend {
-    devices: Vec<Device>,
-    next: AtomicUsize,
+    pool: Pool,
     b_g2_on_gpu: AtomicBool,
+    /// Set once the CPU fallback has been logged.
+    fallback_logged: AtomicBool,
+}
+
+/// What an injected fault does (test builds only, [`CudaBackend::inject_fault`]).
+#[cfg(feature = "cuda-fault-injection")]
+#[derive(Debug, Clone, Copy)]
+pub enum FaultKind {
+    /// A failed CUDA runtime call (out of memory): recoverable, the device keeps working.
+    Error,
+    /// An out-of-bounds kernel write: the device's context is lost for the process.
+    Sticky,
+}
+
+/// Where an injected fault fires.
+#[cfg(feature = "cuda-fault-injection")]
+#[derive(Debug, Clone, Copy)]
+pub enum FaultSite {
+    /// Stage H, after the first vector's upload is queued.
+    StageH,
+    /// Inside a Pippenger MSM, between sppark's setup and its kernels.
+    Msm,
 }
 
 /// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
@@ -312,15 +262,9 @@ impl CudaBackend {
         if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
             return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
-        let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
-        let mut devices = Vec::with_capacity(n);
-        for i in 0..n as i32 {
-            let info = ffi::device_info(i)?;
-            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
-            devices.push(Device { index: i, info, state: Mutex::new(None) });
-        }
+        let pool = Pool::open()?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        Ok(CudaBackend { devices, next: AtomicUsize::new(0), b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu) })
+        Ok(CudaBackend { pool, b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu), fallback_logged: AtomicBool::new(false) })
     }
 
     /// [`Backend::prepare`]: classify the witness now (the synthesis thread's time, not the
@@ -346,12 +290,12 @@ impl CudaBackend {
     }
 
     pub fn device_count(&self) -> usize {
-        self.devices.len()
+        self.pool.len()
     }
 
     /// Name and memory of device `i` (memory read now).
     pub fn device_info(&self, i: usize) -> Result<DeviceInfo> {
-        let d = self.devices.get(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
+        let d = self.pool.device(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
         let mut info = ffi::device_info(d.index)?;
         info.name = d.info.name.clone();
         Ok(info)
@@ -359,35 +303,85 @@ impl CudaBackend {
 
     /// Device memory held by the backend's workspaces (not counting SRS bases).
     pub fn workspace_bytes(&self) -> u64 {
-        self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
+        self.pool.workspace_bytes()
     }
 
     /// Drop every SRS copy held in VRAM.
     pub fn evict_srs(&self) {
-        for d in &self.devices {
-            if let Some(s) = d.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                s.srs.clear();
-            }
-        }
+        self.pool.evict_srs()
     }
 
-    /// An idle device if there is one, else the next in turn (waiting for it). The gate is
-    /// process-wide: sppark's MSM kernels keep work counters in device globals, so two MSMs on
-    /// one device must never overlap, even from two backends.
-    fn lock_device(&self) -> (&Device, MutexGuard<'static, ()>, MutexGuard<'_, Option<DeviceState>>) {
-        let n = self.devices.len();
-        let gates = gates(n);
-        let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
-        for k in 0..n {
-            let i = (first + k) % n;
-            if let Ok(g) = gates[i].try_lock() {
-                let d = &self.devices[i];
-                return (d, g, d.state.lock().unwrap_or_else(|e| e.into_inner()));
-            }
+    /// Test builds only: the next proof step reaching `site` (ffi::fault::SITE_*) fails with a
+    /// real CUDA error of `kind` (ffi::fault::ERROR: recoverable; STICKY: the device's context
+    /// is lost).
+    #[cfg(feature = "cuda-fault-injection")]
+    pub fn inject_fault(kind: FaultKind, site: FaultSite) -> Result<()> {
+        let kind = match kind {
+            FaultKind::Error => ffi::fault::ERROR,
+            FaultKind::Sticky => ffi::fault::STICKY,
+        };
+        let site = match site {
+            FaultSite::StageH => ffi::fault::SITE_STAGE_H,
+            FaultSite::Msm => ffi::fault::SITE_MSM,
+        };
+        ffi::inject_fault(kind, site)
+    }
+
+    /// No usable device is left: prove on the CPU (logged once), so the engine keeps serving.
+    fn cpu_fallback(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        if !self.fallback_logged.swap(true, Ordering::Relaxed) {
+            log::error!("no usable CUDA device left; proving on the CPU from now on (see the engine status)");
         }
-        let g = gates[first].lock().unwrap_or_else(|e| e.into_inner());
-        let d = &self.devices[first];
-        (d, g, d.state.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut p = CpuBackend.prove(srs, asg, r, s)?;
+        p.cpu_fallback = true;
+        Ok(p)
+    }
+
+    /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), then
+    /// the sparse stage, on a held device. Returns the classification.
+    #[allow(clippy::too_many_arguments)]
+    fn stages(
+        ws: &mut ffi::Workspace,
+        dsrs: &ffi::DeviceSrs,
+        inp: &mut ffi::ProveIn,
+        out: &mut ffi::ProveOut,
+        witness: &Witness,
+        ready: Option<[SparseScalars; 3]>,
+        b_g2: bool,
+        fold: bool,
+        t: &mut PhaseTimings,
+    ) -> Result<[SparseScalars; 3]> {
+        let (stage_h, q, prep) = std::thread::scope(|scope| {
+            let prep = ready.is_none().then(|| {
+                scope.spawn(|| {
+                    let t = Instant::now();
+                    classify_all(witness).map(|q| (q, t.elapsed()))
+                })
+            });
+            let stage_h = ws.prove(dsrs, inp, out, ffi::STAGE_H);
+            let t_wait = Instant::now();
+            let q = match prep {
+                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
+                None => Ok((ready.expect("given"), Duration::ZERO)),
+            };
+            (stage_h, q, t_wait.elapsed())
+        });
+        stage_h?;
+        let (q, prep_time) = q?;
+        t.push("cpu_prep", prep_time);
+        t.push("cpu_prep_wait", prep);
+        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+        inp.l = sparse(&q[0], sig_on_gpu[0]);
+        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
+        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
+        if b_g2 {
+            inp.flags |= ffi::B_G2;
+        }
+        if fold {
+            inp.flags |= ffi::FOLD;
+        }
+        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE)?;
+        Ok(q)
     }
 
     /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
@@ -429,48 +423,18 @@ impl CudaBackend {
         let mut out = ffi::new_out();
 
         let t_lock = Instant::now();
-        let (dev, gate, mut guard) = self.lock_device();
+        let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
         t.push("gpu_lock_wait", t_lock.elapsed());
-        if guard.is_none() {
-            *guard = Some(DeviceState { ws: ffi::Workspace::new(dev.index)?, srs: Vec::new() });
-        }
-        let st = guard.as_mut().expect("initialized above");
-        let i = st.srs_index(srs, t)?;
-        let wall = Instant::now();
-        let (dsrs, ws) = (&st.srs[i].dev, &mut st.ws);
-        let (stage_h, q, prep) = std::thread::scope(|scope| {
-            let prep = ready.is_none().then(|| {
-                scope.spawn(|| {
-                    let t = Instant::now();
-                    classify_all(witness).map(|q| (q, t.elapsed()))
-                })
-            });
-            let stage_h = ws.prove(dsrs, &inp, &mut out, ffi::STAGE_H);
-            let t_wait = Instant::now();
-            let q = match prep {
-                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
-                None => Ok((ready.expect("given"), Duration::ZERO)),
-            };
-            (stage_h, q, t_wait.elapsed())
+        let res = held.state().and_then(|st| {
+            let (dsrs, ws) = st.srs(srs, t)?;
+            let wall = Instant::now();
+            let fold = fold_r.is_some() && h_on_gpu;
+            Self::stages(ws, dsrs, &mut inp, &mut out, witness, ready, b_g2, fold, t).map(|q| (q, wall.elapsed()))
         });
-        stage_h?;
-        let (q, prep_time) = q?;
-        t.push("cpu_prep", prep_time);
-        t.push("cpu_prep_wait", prep);
+        held.record(&res);
+        let (q, wall) = res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
+        drop(held);
         let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-        inp.l = sparse(&q[0], sig_on_gpu[0]);
-        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
-        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
-        if b_g2 {
-            inp.flags |= ffi::B_G2;
-        }
-        if fold_r.is_some() && h_on_gpu {
-            inp.flags |= ffi::FOLD;
-        }
-        ws.prove(dsrs, &inp, &mut out, ffi::STAGE_SPARSE)?;
-        let wall = wall.elapsed();
-        drop(guard);
-        drop(gate);
 
         for (name, k) in GPU_PHASES {
             t.push(name, ms(out.ms[k]));
@@ -559,7 +523,7 @@ impl CudaBackend {
         phases.push("backend_wall", started.elapsed());
         let wbytes = (32 * (witness.input.capacity() + witness.aux.capacity())) as u64;
         garbage.push((Box::new(witness), wbytes));
-        Ok(PartitionProof { proof, phases, garbage })
+        Ok(PartitionProof { proof, phases, garbage, cpu_fallback: false })
     }
 
     /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
@@ -603,8 +567,15 @@ impl Backend for CudaBackend {
     }
 
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        if !self.pool.any_usable() {
+            return self.cpu_fallback(srs, assignment, r, s);
+        }
         let started = self.prove_start(srs, assignment, r, s)?;
         self.prove_finish(srs, started)
+    }
+
+    fn devices(&self) -> Vec<DeviceStatus> {
+        self.pool.status()
     }
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
@@ -612,6 +583,9 @@ impl Backend for CudaBackend {
     }
 
     fn start(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
+        if !self.pool.any_usable() {
+            return self.cpu_fallback(srs, assignment, r, s).map(Begun::Done);
+        }
         Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
     }
 

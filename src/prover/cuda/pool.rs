@@ -1,0 +1,252 @@
+//! The CUDA devices a backend proves on: a process-wide lock per device, each device's
+//! workspace and VRAM copies of SRSes, and its health. After a failed call the device is
+//! checked (`ffi::device_check`); one whose context is lost (a sticky error such as an illegal
+//! address: nothing can run on it again in this process) is marked unusable, its handles are
+//! released, and it is skipped from then on. A recoverable error (out of memory, a bad
+//! argument) fails only the proof that hit it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Affine, G2Affine};
+
+use super::ffi::{self, DeviceInfo};
+use crate::error::Result;
+use crate::prover::{DeviceStatus, PhaseTimings};
+use crate::srs::Srs;
+
+/// One lock per device for the whole process: sppark's MSM kernels keep work counters in device
+/// globals, so two MSMs on one device must never overlap, even from two backends.
+fn gates(n: usize) -> &'static [Mutex<()>] {
+    static GATES: OnceLock<Vec<Mutex<()>>> = OnceLock::new();
+    GATES.get_or_init(|| (0..n).map(|_| Mutex::new(())).collect())
+}
+
+struct CachedSrs {
+    key: [usize; 5],
+    alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
+    dev: ffi::DeviceSrs,
+}
+
+impl CachedSrs {
+    fn alive(&self) -> bool {
+        self.alive.0.iter().all(|w| w.strong_count() > 0) && self.alive.1.strong_count() > 0
+    }
+}
+
+fn srs_key(srs: &Srs) -> [usize; 5] {
+    let p = &srs.params;
+    [
+        Arc::as_ptr(&p.h) as usize,
+        Arc::as_ptr(&p.l) as usize,
+        Arc::as_ptr(&p.a) as usize,
+        Arc::as_ptr(&p.b_g1) as usize,
+        Arc::as_ptr(&p.b_g2) as usize,
+    ]
+}
+
+/// A device's workspace and the SRSes resident in its memory.
+pub struct DeviceState {
+    pub ws: ffi::Workspace,
+    srs: Vec<CachedSrs>,
+}
+
+impl DeviceState {
+    /// `srs`'s bases on this device, uploading them first if needed (evicting the other SRSes
+    /// when the device is out of memory). Pushes the upload time when it uploads.
+    pub fn srs(&mut self, srs: &Srs, t: &mut PhaseTimings) -> Result<(&ffi::DeviceSrs, &mut ffi::Workspace)> {
+        self.srs.retain(CachedSrs::alive);
+        let key = srs_key(srs);
+        let i = match self.srs.iter().position(|e| e.key == key) {
+            Some(i) => i,
+            None => self.upload(srs, key, t)?,
+        };
+        Ok((&self.srs[i].dev, &mut self.ws))
+    }
+
+    fn upload(&mut self, srs: &Srs, key: [usize; 5], t: &mut PhaseTimings) -> Result<usize> {
+        let p = &srs.params;
+        let wall = Instant::now();
+        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
+            Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
+                log::warn!(
+                    "GPU out of memory for the SRS of {}: evicting {} other SRS(es)",
+                    srs.path.display(),
+                    self.srs.len()
+                );
+                self.srs.clear();
+                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
+            }
+            r => r,
+        };
+        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the SRS {} to the GPU: {e}", srs.path.display()))?;
+        t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
+        t.push("gpu_srs_upload_wall", wall.elapsed());
+        log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
+        let alive = (
+            [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
+            Arc::downgrade(&p.b_g2),
+        );
+        self.srs.push(CachedSrs { key, alive, dev });
+        Ok(self.srs.len() - 1)
+    }
+}
+
+#[derive(Default)]
+struct Health {
+    /// Why the device can no longer be used (its context is lost), once it is.
+    lost: Option<String>,
+    proofs: u64,
+    failures: u64,
+}
+
+pub struct Device {
+    pub index: i32,
+    pub info: DeviceInfo,
+    state: Mutex<Option<DeviceState>>,
+    health: Mutex<Health>,
+}
+
+impl Device {
+    fn health(&self) -> MutexGuard<'_, Health> {
+        self.health.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn usable(&self) -> bool {
+        self.health().lost.is_none()
+    }
+}
+
+/// A device held for one proof: the process-wide gate and the device's state.
+pub struct Held<'a> {
+    pub dev: &'a Device,
+    state: MutexGuard<'a, Option<DeviceState>>,
+    _gate: MutexGuard<'static, ()>,
+}
+
+impl Held<'_> {
+    /// The device's workspace and SRS cache, the workspace created on first use.
+    pub fn state(&mut self) -> Result<&mut DeviceState> {
+        if self.state.is_none() {
+            *self.state = Some(DeviceState { ws: ffi::Workspace::new(self.dev.index)?, srs: Vec::new() });
+        }
+        Ok(self.state.as_mut().expect("initialized above"))
+    }
+
+    /// Record how a proof on this device went. After a failure the device is checked: if its
+    /// context is lost it is marked unusable (with the check's error and the proof's) and its
+    /// handles are released, so the next proof goes elsewhere.
+    pub fn record<T>(&mut self, res: &Result<T>) {
+        let mut h = self.dev.health();
+        let Err(e) = res else {
+            h.proofs += 1;
+            return;
+        };
+        h.failures += 1;
+        let Err(lost) = ffi::device_check(self.dev.index) else {
+            log::warn!("CUDA device {} ({}): a proof failed, the device still works: {e}", self.dev.index, self.dev.info.name);
+            return;
+        };
+        let why = format!("context lost after a failed proof ({}); device check: {lost}", e.message);
+        log::error!(
+            "CUDA device {} ({}) is unusable from now on: {why}. Restart the process to use it again.",
+            self.dev.index,
+            self.dev.info.name
+        );
+        h.lost = Some(why);
+        drop(h);
+        // Each free on a lost context returns an error the C++ side ignores; none throws.
+        *self.state = None;
+    }
+}
+
+/// The devices of one backend.
+pub struct Pool {
+    devices: Vec<Device>,
+    next: AtomicUsize,
+}
+
+impl Pool {
+    /// Every usable CUDA device, or an `Unsupported` error saying why there is none.
+    pub fn open() -> Result<Pool> {
+        let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
+        let mut devices = Vec::with_capacity(n);
+        for i in 0..n as i32 {
+            let info = ffi::device_info(i)?;
+            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
+            devices.push(Device { index: i, info, state: Mutex::new(None), health: Mutex::default() });
+        }
+        Ok(Pool { devices, next: AtomicUsize::new(0) })
+    }
+
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    pub fn device(&self, i: usize) -> Option<&Device> {
+        self.devices.get(i)
+    }
+
+    /// Whether any device can still prove.
+    pub fn any_usable(&self) -> bool {
+        self.devices.iter().any(Device::usable)
+    }
+
+    /// An idle usable device if there is one, else the next usable one in turn (waiting for
+    /// it). None once every device is unusable.
+    pub fn hold(&self) -> Option<Held<'_>> {
+        let n = self.devices.len();
+        let gates = gates(n);
+        loop {
+            let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
+            let order = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable());
+            let idle = order.clone().find_map(|i| gates[i].try_lock().ok().map(|g| (i, g)));
+            let (i, gate) = match idle {
+                Some(held) => held,
+                None => {
+                    let i = order.clone().next()?;
+                    (i, gates[i].lock().unwrap_or_else(|e| e.into_inner()))
+                }
+            };
+            let dev = &self.devices[i];
+            if dev.usable() {
+                let state = dev.state.lock().unwrap_or_else(|e| e.into_inner());
+                return Some(Held { dev, state, _gate: gate });
+            } // lost while we waited for it: choose again
+        }
+    }
+
+    /// Each device's health, for the engine's status.
+    pub fn status(&self) -> Vec<DeviceStatus> {
+        self.devices
+            .iter()
+            .map(|d| {
+                let h = d.health();
+                DeviceStatus {
+                    index: d.index as usize,
+                    name: d.info.name.clone(),
+                    total_bytes: d.info.total_bytes,
+                    usable: h.lost.is_none(),
+                    error: h.lost.clone(),
+                    proofs: h.proofs,
+                    failures: h.failures,
+                }
+            })
+            .collect()
+    }
+
+    /// Device memory held by the workspaces (not counting SRS bases).
+    pub fn workspace_bytes(&self) -> u64 {
+        self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
+    }
+
+    /// Drop every SRS copy held in VRAM.
+    pub fn evict_srs(&self) {
+        for d in &self.devices {
+            if let Some(s) = d.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                s.srs.clear();
+            }
+        }
+    }
+}
