@@ -2,10 +2,12 @@
 //! `StackedCircuit` synthesis exactly: every A/B/C value, the witness, and the densities
 //! (which decide the query points each MSM uses). A 2 KiB partition has 2 challenges; the
 //! shaped C1 outputs (exact structure, random values) cover 8 MiB and 512 MiB with the size hint
-//! the engine passes (the SRS's), so the forks' reserved capacity is exercised too.
+//! the engine passes (the SRS's), so the forks' reserved capacity is exercised too. The recorded
+//! path (the proof type's R1CS recorded once from its blank circuit, then per partition only the
+//! witness, a, b, c as matrix products) must give the same assignment too.
 
 use cuzk::fixtures;
-use cuzk::synth::{parse_c1, Assignment, SizeHint};
+use cuzk::synth::{parse_c1, synthesize_recorded, Assignment, R1cs, SizeHint};
 
 fn densities(a: &Assignment) -> [(Vec<bool>, usize); 3] {
     [&a.a_aux_density, &a.b_aux_density, &a.b_input_density].map(|d| (d.bv.iter().by_vals().collect(), d.total_density))
@@ -28,6 +30,15 @@ fn parallel_challenges_equal_sequential_synthesis() {
 
     assert!(seq.num_constraints() > 1_000_000, "not a real 2 KiB partition: {}", seq.num_constraints());
     assert_equal(&seq, &par, "2 KiB");
+    drop(par);
+
+    let t = std::time::Instant::now();
+    let r1cs = R1cs::record(cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, SizeHint::default(), &|| false).unwrap();
+    let t_rec = t.elapsed();
+    let t = std::time::Instant::now();
+    let rec = synthesize_recorded(inputs.circuits.as_ref(), 0, SizeHint::default(), &r1cs).unwrap();
+    eprintln!("2 KiB: R1CS recorded in {t_rec:?} ({:?}); partition 0 through it in {:?}", r1cs.stats(), t.elapsed());
+    assert_equal(&seq, &rec, "2 KiB, recorded R1CS");
 }
 
 fn assert_equal(seq: &Assignment, par: &Assignment, what: &str) {
@@ -52,5 +63,9 @@ fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {
         let seq = inputs.circuits.synthesize_sequential(0, hint).unwrap();
         let par = inputs.circuits.synthesize(0, hint).unwrap();
         assert_equal(&seq, &par, &format!("{proof:?}"));
+        drop(par);
+        let r1cs = R1cs::record(proof, hint, &|| false).unwrap();
+        let rec = synthesize_recorded(inputs.circuits.as_ref(), 0, hint, &r1cs).unwrap();
+        assert_equal(&seq, &rec, &format!("{proof:?}, recorded R1CS"));
     }
 }

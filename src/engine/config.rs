@@ -43,6 +43,11 @@ pub struct EngineConfig {
     pub job_ttl_secs: u64,
     /// On engine free: finish in-flight jobs (true) or cancel them (false).
     pub drain_on_free: bool,
+    /// Record each proof type's partition circuit once (its R1CS, in the background at its
+    /// first job; ~57 bytes per constraint: 150 MB at 2 KiB, ~7.4 GB at 32 GiB) and then
+    /// synthesize only witnesses, a, b, c coming from the recorded matrices (see
+    /// `engine::circuits`). false: every partition is synthesized in full.
+    pub record_circuits: bool,
 }
 
 impl Default for EngineConfig {
@@ -58,6 +63,7 @@ impl Default for EngineConfig {
             srs_cache_dir: None,
             job_ttl_secs: 3600,
             drain_on_free: false,
+            record_circuits: true,
         }
     }
 }

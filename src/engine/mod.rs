@@ -8,6 +8,7 @@
 //!                                     big buffers ─► deallocator thread
 //! ```
 
+mod circuits;
 mod config;
 mod dealloc;
 mod job;
@@ -121,6 +122,8 @@ pub(crate) struct Shared {
     config: EngineConfig,
     backend: Box<dyn Backend>,
     srs: SrsManager,
+    /// Recorded partition circuits (R1CS) per proof type.
+    circuits: Arc<circuits::Circuits>,
     dealloc: Deallocator,
     jobs: Mutex<JobTable>,
     changed: Condvar,
@@ -143,13 +146,13 @@ impl Shared {
     }
 
     /// Room for synthesized partitions now: the configured budget, or by default 90 % of the
-    /// memory available at engine start less the SRSes resident since.
+    /// memory available at engine start less the SRSes and recorded circuits resident since.
     fn memory_limit(&self) -> u64 {
         if self.config.memory_budget_mib > 0 {
             return self.memory_base;
         }
         let srs: u64 = self.srs.all().iter().map(|s| s.resident_bytes).sum();
-        self.memory_base.saturating_sub(srs)
+        self.memory_base.saturating_sub(srs).saturating_sub(self.circuits.resident_bytes())
     }
 
     /// A job reached a final state: its inputs and SRS reference go to the deallocator now,
@@ -254,6 +257,7 @@ impl Engine {
             config,
             backend,
             srs: SrsManager::default(),
+            circuits: Arc::default(),
             dealloc,
             jobs: Mutex::new(JobTable { next_id: 1, ..Default::default() }),
             changed: Condvar::new(),
@@ -302,6 +306,10 @@ impl Engine {
             Some(srs) => {
                 let bytes = srs.resident_bytes;
                 self.shared.dealloc.free(srs, bytes);
+                if let Some(r1cs) = self.shared.circuits.evict(proof) {
+                    let bytes = r1cs.stats().bytes as u64;
+                    self.shared.dealloc.free(r1cs, bytes);
+                }
                 Ok(true)
             }
             None => Ok(false),
@@ -337,6 +345,9 @@ impl Engine {
             )
         })?;
         let srs_time = t_srs.elapsed();
+        if self.shared.config.record_circuits {
+            self.shared.circuits.ensure(inputs.proof, srs.size_hint());
+        }
 
         let job = Pending { key, priority: req.priority, prover_id: req.prover_id, sector_id: req.sector_id, submitted, srs_time };
         self.enqueue(job, inputs, srs)
@@ -483,6 +494,7 @@ impl Engine {
             }
         }
         self.shared.queue.close();
+        self.shared.circuits.shutdown();
         let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();

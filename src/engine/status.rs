@@ -109,6 +109,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
             "cancelled": c.cancelled.load(Ordering::Relaxed),
         },
         "srs": srs,
+        "circuits": sh.circuits.status_json(),
         "memory": {
             "budget_bytes": sh.memory_limit(),
             "reserved_bytes": mem.reserved,

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use blstrs::Scalar;
 use ff::Field;
 
-use super::job::{Job, JobResult, JobState};
+use super::job::{Job, JobResult, JobState, JobWork};
 use super::memory::Reservation;
 use super::Shared;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 use crate::prover::Begun;
 use crate::synth::Assignment;
 use crate::verify::SealStatement;
@@ -149,7 +149,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             job.lock().timings.phases.add("memory_wait", waited);
         }
         let t = Instant::now();
-        let res = guarded("synthesis", || work.inputs.circuits.synthesize(item.partition, work.srs.size_hint()));
+        let res = guarded("synthesis", || synthesize(shared, &job, &work, item.partition));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
         // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
         shared.dealloc.free(work, 0);
@@ -176,6 +176,27 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             }
         }
     }
+}
+
+/// One partition: through the proof type's recorded circuit when it is ready (the witness,
+/// then a, b, c from the matrices), else in full.
+fn synthesize(shared: &Shared, job: &Job, work: &JobWork, k: usize) -> Result<Assignment> {
+    let hint = work.srs.size_hint();
+    let Some(r1cs) = shared.circuits.get(work.inputs.proof) else {
+        return work.inputs.circuits.synthesize(k, hint);
+    };
+    let t = Instant::now();
+    let witness = match work.inputs.circuits.witness(k, hint) {
+        Err(e) if e.status == Status::Unsupported => return work.inputs.circuits.synthesize(k, hint),
+        r => r?,
+    };
+    let took = t.elapsed();
+    let t = Instant::now();
+    let asg = r1cs.evaluate(witness).map_err(|e| e.context(format!("partition {k}")))?;
+    let mut g = job.lock();
+    g.timings.phases.add("synthesis_witness", took);
+    g.timings.phases.add("synthesis_abc", t.elapsed());
+    Ok(asg)
 }
 
 fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Started>) {

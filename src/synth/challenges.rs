@@ -4,7 +4,8 @@
 //! prefix (replica id, comm_d, comm_r, comm_r_last, comm_c and `comm_r = H(comm_c, comm_r_last)`)
 //! is synthesized once, then each challenge's sub-circuit — independent of the others, reading
 //! only the prefix's variables — on its own [`Fork`], and the forks are absorbed in challenge
-//! order. The result equals sequential synthesis exactly (tested against upstream's circuit in
+//! order. Generic over the constraint system ([`Forkable`]): full synthesis ([`Assignment`]) or
+//! the witness alone ([`super::witness::Witness`]). The result equals sequential synthesis exactly (tested against upstream's circuit in
 //! `tests/parallel_synthesis.rs`). A 2 KiB partition has 2 challenges, a 32 GiB one 18.
 
 use bellperson::gadgets::num::AllocatedNum;
@@ -18,16 +19,16 @@ use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 
-use super::fork::{Fork, Forked};
+use super::fork::Forkable;
 use super::{Assignment, SizeHint};
 
 type ReplicaDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
-pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait>(
+pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: Forkable>(
     public_inputs: &stacked::PublicInputs<ReplicaDomain<Tree>, DefaultPieceDomain>,
     vanilla: &[VanillaSealProof<Tree>],
     hint: SizeHint,
-) -> Result<Assignment, SynthesisError> {
+) -> Result<CS, SynthesisError> {
     let (Some(first), Some(tau)) = (vanilla.first(), public_inputs.tau.as_ref()) else {
         return Err(SynthesisError::AssignmentMissing);
     };
@@ -42,8 +43,8 @@ pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait>(
         vanilla.iter().cloned().map(Into::into).collect(),
     );
 
-    let mut cs = Assignment::begin(hint)?;
-    let num = |cs: &mut Assignment, name: &'static str, v: Scalar| AllocatedNum::alloc(cs.namespace(|| name), || Ok(v));
+    let mut cs = CS::begin(hint)?;
+    let num = |cs: &mut CS, name: &'static str, v: Scalar| AllocatedNum::alloc(cs.namespace(|| name), || Ok(v));
 
     let replica_id_num = num(&mut cs, "replica_id", public_inputs.replica_id.into())?;
     replica_id_num.inputize(cs.namespace(|| "replica_id_input"))?;
@@ -68,17 +69,18 @@ pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait>(
         let each = total.saturating_sub(used) / n;
         each + each / 8
     };
+    let (constraints, inputs, aux) = cs.sizes();
     let fork_hint = SizeHint {
-        constraints: share(hint.constraints, cs.num_constraints()),
-        inputs: share(hint.inputs, cs.input.len()),
-        aux: share(hint.aux, cs.aux.len()),
+        constraints: share(hint.constraints, constraints),
+        inputs: share(hint.inputs, inputs),
+        aux: share(hint.aux, aux),
     };
-    let forks: Vec<Forked> = proofs
+    let forks: Vec<CS::Finished> = proofs
         .into_par_iter()
         .map(|proof| {
-            let mut fork = Fork::new(&cs, fork_hint);
+            let mut fork = cs.fork(fork_hint);
             proof.synthesize(&mut fork, &comm_d_num, &comm_c_num, &comm_r_last_num, &replica_id_bits)?;
-            Ok(fork.finish())
+            Ok(CS::finish(fork))
         })
         .collect::<Result<_, SynthesisError>>()?;
     for f in forks {

@@ -16,6 +16,72 @@ use rayon::prelude::*;
 use super::assignment::{constraint, Frame, Query};
 use super::Assignment;
 
+/// A constraint system whose independent sub-circuits can be synthesized on other threads and
+/// put back in order, giving exactly what sequential synthesis gives: [`Assignment`] (a, b, c
+/// values and densities) and [`super::witness::Witness`] (variable values only).
+pub(crate) trait Forkable: ConstraintSystem<Scalar, Root = Self> + Sized + Sync {
+    type Fork<'p>: ConstraintSystem<Scalar> + Send
+    where
+        Self: 'p;
+    type Finished: Send;
+    /// Ready for a circuit (bellperson's ONE input allocated).
+    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError>;
+    /// Close the circuit with bellperson's per-input constraints.
+    fn end(self) -> Self;
+    /// (constraints, inputs, aux) so far.
+    fn sizes(&self) -> (usize, usize, usize);
+    fn fork(&self, hint: super::SizeHint) -> Self::Fork<'_>;
+    fn finish(fork: Self::Fork<'_>) -> Self::Finished;
+    /// Append a finished fork; forks are absorbed in sequential order.
+    fn absorb(&mut self, f: Self::Finished);
+}
+
+impl Forkable for Assignment {
+    type Fork<'p> = Fork<'p>;
+    type Finished = Forked;
+    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError> {
+        Assignment::begin(hint)
+    }
+    fn end(self) -> Self {
+        Assignment::end(self)
+    }
+    fn sizes(&self) -> (usize, usize, usize) {
+        (self.num_constraints(), self.input.len(), self.aux.len())
+    }
+    fn fork(&self, hint: super::SizeHint) -> Fork<'_> {
+        Fork::new(self, hint)
+    }
+    fn finish(fork: Fork<'_>) -> Forked {
+        fork.finish()
+    }
+    fn absorb(&mut self, f: Forked) {
+        Assignment::absorb(self, f)
+    }
+}
+
+impl Forkable for super::witness::Witness {
+    type Fork<'p> = super::witness::WitnessFork;
+    type Finished = super::witness::WitnessFork;
+    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError> {
+        Ok(Self::begin(hint))
+    }
+    fn end(self) -> Self {
+        Self::end(self)
+    }
+    fn sizes(&self) -> (usize, usize, usize) {
+        (self.constraints, self.input.len(), self.aux.len())
+    }
+    fn fork(&self, hint: super::SizeHint) -> Self::Fork<'_> {
+        super::witness::WitnessFork::new(self, hint)
+    }
+    fn finish(fork: Self::Fork<'_>) -> Self::Finished {
+        fork
+    }
+    fn absorb(&mut self, f: Self::Finished) {
+        Self::absorb(self, f)
+    }
+}
+
 pub(crate) struct Fork<'p> {
     parent: &'p Assignment,
     local: Assignment,
@@ -188,7 +254,7 @@ impl Assignment {
 
 /// `dst.extend(src)`, copied by all threads (a 32 GiB partition moves ~17 GB here), and `src`
 /// freed on the thread pool rather than by the caller.
-fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
+pub(super) fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
     const CHUNK: usize = 1 << 16;
     let (old, n) = (dst.len(), src.len());
     dst.reserve(n);

@@ -4,14 +4,18 @@
 mod assignment;
 mod challenges;
 mod fork;
+pub mod r1cs;
 pub mod shape;
 mod toy;
 pub mod validate;
+mod witness;
 
 use std::sync::Arc;
 
 pub use assignment::{Assignment, Prepared, SizeHint};
+pub use r1cs::R1cs;
 pub use toy::Toy;
+pub use witness::Witness;
 
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
 use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
@@ -37,6 +41,14 @@ pub trait PartitionCircuits: Send + Sync {
     fn partitions(&self) -> usize;
     /// Build and synthesize partition `k` (its independent sub-circuits on all threads).
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment>;
+
+    /// Partition `k`'s witness alone (no linear combination evaluated), its independent
+    /// sub-circuits on all threads; with the proof type's recorded [`R1cs`] it gives the same
+    /// assignment as [`Self::synthesize`] ([`synthesize_recorded`]).
+    fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
+        let _ = (k, hint);
+        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
+    }
 
     /// Partition `k` through upstream's own circuit on one thread — what [`Self::synthesize`]
     /// must equal exactly (tests and benchmarks only; circuits without a parallel path keep
@@ -65,6 +77,12 @@ pub trait PartitionCircuits: Send + Sync {
         r: blstrs::Scalar,
         s: blstrs::Scalar,
     ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>>;
+}
+
+/// Partition `k` through its witness and the proof type's recorded R1CS: the assignment
+/// [`PartitionCircuits::synthesize`] gives, value for value, at a fraction of the work.
+pub fn synthesize_recorded(circuits: &dyn PartitionCircuits, k: usize, hint: SizeHint, r1cs: &R1cs) -> Result<Assignment> {
+    r1cs.evaluate(circuits.witness(k, hint)?).map_err(|e| e.context(format!("partition {k}")))
 }
 
 /// Parse filecoin-ffi's C1 JSON bytes and prepare its partition circuits.
@@ -171,6 +189,12 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
         let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
         challenges::synthesize(&self.public_inputs, proofs, hint)
             .status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
+        let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        challenges::synthesize(&self.public_inputs, proofs, hint)
+            .status(Status::Synthesis, &format!("synthesizing the witness of partition {k}"))
     }
 
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {

@@ -8,7 +8,7 @@
 //!                              (interleaved; the cache in a temp dir, written once first).
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
-//!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream,cuzk,witness|both|all]
+//!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream,cuzk,recorded,witness|both|all]
 //!                              one partition of proof P's real shape (default 8 = 32 GiB; from
 //!                              the shaped C1 generator): upstream sequential vs cuzk parallel,
 //!                              seconds, constraints per core-second, peak RSS.

@@ -1,7 +1,9 @@
 //! `synth-shaped`: one partition of a real sector shape (any size, from the shaped C1 generator:
 //! no sealing, no params) synthesized by upstream's sequential `StackedCircuit` and by cuzk's
 //! parallel path, one after the other (a 32 GiB partition holds ~17 GB: never two at once),
-//! with seconds, constraints per core-second and peak RSS of each.
+//! with seconds, constraints per core-second and peak RSS of each; `recorded` (the proof type's
+//! R1CS recorded once, then witness + matrix products) and `witness` (bellperson's witness-only
+//! constraint system on one thread) on request.
 
 use std::time::Instant;
 
@@ -66,6 +68,57 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             mode.into(),
             serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
                 "constraints_per_core_s": per_core, "threads": threads, "peak_rss_mib": peaks}),
+        );
+    }
+    if modes.split(',').any(|m| m == "all" || m == "recorded") {
+        // The recorded path: the proof type's R1CS once, then per partition the witness on all
+        // threads and a, b, c as matrix products.
+        let t = Instant::now();
+        let r1cs = cuzk::synth::R1cs::record(proof, hint, &|| false).expect("record the R1CS");
+        let record_s = t.elapsed().as_secs_f64();
+        let st = r1cs.stats();
+        println!(
+            "recorded R1CS: {record_s:.2}s, {} terms (A {} B {} C {}), {} distinct coefficients, {} MiB",
+            st.terms.iter().sum::<usize>(),
+            st.terms[0],
+            st.terms[1],
+            st.terms[2],
+            st.distinct_coefficients,
+            st.bytes >> 20
+        );
+        let (mut secs, mut wits, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..runs {
+            reset_peak();
+            let base = peak_kib();
+            let t = Instant::now();
+            let w = inputs.circuits.witness(0, hint).expect("witness");
+            let wit_s = t.elapsed().as_secs_f64();
+            let a = r1cs.evaluate(w).expect("evaluate");
+            let s = t.elapsed().as_secs_f64();
+            let peak = peak_kib().saturating_sub(base) >> 10;
+            println!("recorded run {i}: {s:.2}s (witness {wit_s:.2}s, a/b/c {:.2}s), peak +{peak} MiB RSS", s - wit_s);
+            if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
+                let full = inputs.circuits.synthesize(0, hint).expect("synthesis");
+                let same = full.a == a.a && full.b == a.b && full.c == a.c && full.aux == a.aux && full.input == a.input;
+                println!("recorded equals full synthesis: {same}");
+            }
+            drop(a);
+            secs.push(s);
+            wits.push(wit_s);
+            peaks.push(peak);
+        }
+        let med = crate::median(&secs);
+        let per_core = shape.constraints as f64 / med / cores as f64;
+        println!(
+            "recorded: median {med:.2}s (witness {:.2}s), {:.0} constraints/s, {per_core:.0} constraints per core-second ({cores} threads)",
+            crate::median(&wits),
+            shape.constraints as f64 / med
+        );
+        results.insert(
+            "recorded".into(),
+            serde_json::json!({"record_s": record_s, "r1cs_bytes": st.bytes, "terms": st.terms, "seconds": secs,
+                "witness_s": wits, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
+                "constraints_per_core_s": per_core, "threads": cores, "peak_rss_mib": peaks}),
         );
     }
     if modes.split(',').any(|m| m == "all" || m == "witness") {

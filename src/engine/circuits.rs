@@ -1,0 +1,142 @@
+//! Recorded partition circuits: each registered proof's R1CS ([`R1cs`]), recorded once on a
+//! background thread when the engine first gets a job of that proof. Until it is ready,
+//! partitions of that proof are synthesized in full; afterwards only their witness is, and a,
+//! b, c come from the recorded matrices (the same values, a fraction of the work). Turned off by
+//! `"record_circuits": false`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::registry::{self, RegisteredSealProof};
+use crate::synth::{R1cs, SizeHint};
+
+enum Entry {
+    Recording { since: Instant, estimate: u64 },
+    Ready { r1cs: Arc<R1cs>, took: Duration },
+    Failed(String),
+}
+
+#[derive(Default)]
+pub(crate) struct Circuits {
+    entries: Mutex<HashMap<RegisteredSealProof, Entry>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    stop: AtomicBool,
+}
+
+impl Circuits {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<RegisteredSealProof, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `proof`'s recorded circuit, once ready.
+    pub fn get(&self, proof: RegisteredSealProof) -> Option<Arc<R1cs>> {
+        match self.entries().get(&proof) {
+            Some(Entry::Ready { r1cs, .. }) => Some(r1cs.clone()),
+            _ => None,
+        }
+    }
+
+    /// Start recording `proof`'s circuit unless it is recorded, being recorded or failed.
+    /// `hint` (the SRS's) sizes its vectors.
+    pub fn ensure(self: &Arc<Self>, proof: RegisteredSealProof, hint: SizeHint) {
+        let mut entries = self.entries();
+        if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint) });
+        drop(entries);
+        let me = self.clone();
+        let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {
+            let t = Instant::now();
+            let res = R1cs::record(proof, hint, &|| me.stop.load(Ordering::Relaxed));
+            let entry = match res {
+                Ok(r1cs) => {
+                    let st = r1cs.stats();
+                    log::info!(
+                        "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
+                        registry::name(proof),
+                        t.elapsed(),
+                        st.constraints,
+                        st.terms.iter().sum::<usize>(),
+                        st.bytes >> 20
+                    );
+                    Entry::Ready { r1cs: Arc::new(r1cs), took: t.elapsed() }
+                }
+                Err(e) => {
+                    if !me.stop.load(Ordering::Relaxed) {
+                        log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
+                    }
+                    Entry::Failed(e.to_string())
+                }
+            };
+            me.entries().insert(proof, entry);
+        });
+        match spawned {
+            Ok(h) => self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(h),
+            Err(e) => {
+                self.entries().insert(proof, Entry::Failed(format!("starting the recording thread: {e}")));
+            }
+        }
+    }
+
+    /// Forget `proof`'s circuit (its SRS was evicted); running partitions keep their reference.
+    pub fn evict(&self, proof: RegisteredSealProof) -> Option<Arc<R1cs>> {
+        let mut entries = self.entries();
+        match entries.get(&proof) {
+            Some(Entry::Recording { .. }) => None, // lands when done; evicted with the next eviction
+            _ => match entries.remove(&proof) {
+                Some(Entry::Ready { r1cs, .. }) => Some(r1cs),
+                _ => None,
+            },
+        }
+    }
+
+    /// Bytes held (or, while recording, about to be held) by recorded circuits.
+    pub fn resident_bytes(&self) -> u64 {
+        self.entries()
+            .values()
+            .map(|e| match e {
+                Entry::Recording { estimate, .. } => *estimate,
+                Entry::Ready { r1cs, .. } => r1cs.stats().bytes as u64,
+                Entry::Failed(_) => 0,
+            })
+            .sum()
+    }
+
+    pub fn status_json(&self) -> Vec<Value> {
+        let mut v: Vec<(String, Value)> = self
+            .entries()
+            .iter()
+            .map(|(p, e)| {
+                let name = registry::name(*p);
+                let j = match e {
+                    Entry::Recording { since, estimate } => json!({"registered_proof": name, "state": "recording",
+                        "recording_s": since.elapsed().as_secs_f64(), "estimated_bytes": estimate}),
+                    Entry::Ready { r1cs, took } => {
+                        let st = r1cs.stats();
+                        json!({"registered_proof": name, "state": "ready", "record_s": took.as_secs_f64(),
+                            "bytes": st.bytes, "constraints": st.constraints, "terms": st.terms.iter().sum::<usize>()})
+                    }
+                    Entry::Failed(why) => json!({"registered_proof": name, "state": "failed", "error": why}),
+                };
+                (name, j)
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.into_iter().map(|(_, j)| j).collect()
+    }
+
+    /// Stop recordings in progress (they give up at their next check) and join their threads.
+    pub fn shutdown(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
