@@ -21,6 +21,9 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         .and_then(|i| args.get(i + 1))
         .map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), |p| cuzk::registry::parse(p));
     let jobs: usize = arg(args, "--jobs", 2);
+    // 1: partitions through the proof type's recorded circuit (recorded before timing, as a
+    // long-running node has it); 0: full synthesis.
+    let recorded = arg(args, "--recorded", 1usize) != 0;
     let workers: usize = arg(args, "--synthesis-workers", 0);
     if backend().is_none() {
         return true;
@@ -28,8 +31,26 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
         let proof = proof?;
         let t = Instant::now();
+        // The circuit is recorded (one thread) while the SRS is made (all threads).
+        let recording = recorded.then(|| {
+            std::thread::spawn(move || {
+                let shape = sections(proof)?;
+                let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
+                let t = Instant::now();
+                let r = cuzk::synth::R1cs::record(proof, hint, &|| false)?;
+                Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
+            })
+        });
         let srs = Arc::new(Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20)));
         println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", srs.resident_bytes >> 20, t.elapsed().as_secs_f64());
+        let r1cs = match recording {
+            Some(h) => {
+                let (r, took) = h.join().map_err(|_| cuzk::err!(Internal, "recording panicked"))??;
+                println!("recorded circuit: {:.1}s, {:?} (ready {:.1}s after start)", took, r.stats(), t.elapsed().as_secs_f64());
+                Some(Arc::new(r))
+            }
+            None => None,
+        };
         let (prover, sector) = ([9u8; 32], 3);
         let t = Instant::now();
         let c1 = cuzk::fixtures::shaped_c1(proof, 21, prover, sector)?;
@@ -40,8 +61,12 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             verify: false,
             synthesis_workers: workers,
             prove_queue_depth: 2,
+            record_circuits: recorded,
             ..Default::default()
         })?;
+        if let Some(r) = r1cs {
+            engine.adopt_circuit(r)?;
+        }
         let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
         println!(
             "engine: {} synthesis workers, memory budget {} GiB, partition footprint {} GiB",
@@ -80,7 +105,7 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             synth / partitions as f64
         );
         Ok(serde_json::json!({
-            "bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "latency_s": latency,
+            "bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
             "stream_per_proof_s": stream / jobs as f64, "prover_busy": prove / stream,
             "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
