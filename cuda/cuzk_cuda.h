@@ -50,6 +50,15 @@ typedef struct {
     uint64_t nsig;
 } cuzk_cuda_sparse;
 
+/* One matrix of a recorded circuit (src/synth/r1cs.rs): row r's terms are
+ * terms[end[r - 1] .. end[r]] (end[-1] = 0), each `coefficient index << 32 | variable`, the
+ * variable's bit 31 set for an input (else aux); coefficient 0 is 1, 1 is -1. */
+typedef struct {
+    const uint32_t* end;
+    const uint64_t* terms;
+    uint64_t nterms;
+} cuzk_cuda_matrix;
+
 enum {
     CUZK_CUDA_SKIP_MSM_H = 1,  /* do not run the H MSM (the caller does it from h_out) */
     CUZK_CUDA_B_G2 = 2,        /* also compute the B query over G2 (b_q's scalars, SRS b_g2) */
@@ -57,7 +66,7 @@ enum {
                                   out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
                                   (one Pippenger instead of three; the proof only needs that sum) */
 };
-/* cuzk_cuda_prove stages: the H stage reads a, b, c, constraints, lg_domain, z_inv and h_out
+/* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
  * SKIP_MSM_H) and the L, A, B queries from l, a_q, b_q, flags B_G2 and FOLD, and r. The caller
  * may prepare the sparse inputs while the H stage runs; both stages run on one workspace, H first. */
@@ -78,6 +87,11 @@ typedef struct {
     cuzk_cuda_sparse a_q;
     cuzk_cuda_sparse b_q;
     uint64_t r[4];            /* the proof's r, Montgomery form (read with FOLD) */
+    /* Non-NULL: a, b, c are NULL and are evaluated on the device as this recorded circuit's
+     * matrices times [input | aux] (its `inputs` and `aux` scalars, uploaded instead). */
+    const struct cuzk_cuda_r1cs* r1cs;
+    const void* input;
+    const void* aux;
 } cuzk_cuda_prove_in;
 
 enum {
@@ -95,6 +109,7 @@ enum {
     CUZK_CUDA_PH_BATCH_ADD_G2 = 11,
     CUZK_CUDA_PH_MSM_B_G2 = 12,     /* gather + Pippenger, on a second host thread */
     CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the sparse stage, first to last event */
+    CUZK_CUDA_PH_SPMV = 14,         /* a, b, c from a recorded circuit (inside PH_NTT) */
     CUZK_CUDA_NPHASES = 16,
 };
 
@@ -109,9 +124,11 @@ typedef struct {
 
 typedef struct cuzk_cuda_workspace cuzk_cuda_workspace;
 typedef struct cuzk_cuda_srs cuzk_cuda_srs;
+typedef struct cuzk_cuda_r1cs cuzk_cuda_r1cs;
 
-/* Sizes of the shared structs, in this order: status, g1, g2, sparse, prove_in, prove_out. */
-#define CUZK_CUDA_ABI_NSIZES 6
+/* Sizes of the shared structs, in this order: status, g1, g2, sparse, prove_in, prove_out,
+ * matrix. */
+#define CUZK_CUDA_ABI_NSIZES 7
 void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES]);
 void cuzk_cuda_message_free(char* message);
 
@@ -141,6 +158,14 @@ cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint6
                                    const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms);
 void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
 
+/* Copy a recorded circuit (three matrices of `rows` rows, `ncoeffs` coefficients in Montgomery
+ * form, over `inputs` + `aux` variables) to the workspace's device; *upload_ms gets the copy
+ * time. Terms out of range are caught when the circuit is used. */
+cuzk_cuda_status cuzk_cuda_r1cs_new(cuzk_cuda_workspace* ws, const cuzk_cuda_matrix* abc, uint64_t rows,
+                                    const void* coeffs, uint64_t ncoeffs, uint64_t inputs, uint64_t aux,
+                                    cuzk_cuda_r1cs** out, float* upload_ms);
+void cuzk_cuda_r1cs_free(cuzk_cuda_r1cs* r1cs);
+
 /* The stages (CUZK_CUDA_STAGE_* bits) of one partition: H polynomial and ΣH, then the sparse
  * MSMs (L, A, B_G1 and optionally B_G2). Synchronous. */
 cuzk_cuda_status cuzk_cuda_prove(cuzk_cuda_workspace* ws, const cuzk_cuda_srs* srs,
@@ -169,7 +194,8 @@ static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
 static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 256, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 280, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
 #endif
 

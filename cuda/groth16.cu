@@ -59,6 +59,7 @@ void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES])
     out[3] = sizeof(cuzk_cuda_sparse);
     out[4] = sizeof(cuzk_cuda_prove_in);
     out[5] = sizeof(cuzk_cuda_prove_out);
+    out[6] = sizeof(cuzk_cuda_matrix);
 }
 
 void cuzk_cuda_message_free(char* message)
@@ -187,6 +188,29 @@ void cuzk_cuda_srs_free(cuzk_cuda_srs* srs)
         if (srs != nullptr) {
             select_gpu(srs->dev);
             delete srs;
+        }
+    } catch (...) {
+    }
+}
+
+cuzk_cuda_status cuzk_cuda_r1cs_new(cuzk_cuda_workspace* ws, const cuzk_cuda_matrix* abc, uint64_t rows,
+                                    const void* coeffs, uint64_t ncoeffs, uint64_t inputs, uint64_t aux,
+                                    cuzk_cuda_r1cs** out, float* upload_ms)
+{
+    return guard([&] {
+        if (ws == nullptr || abc == nullptr || out == nullptr)
+            throw invalid("workspace, matrices or out is NULL");
+        *out = nullptr;
+        *out = cuzk::r1cs_new(*ws, abc, rows, coeffs, ncoeffs, inputs, aux, upload_ms);
+    });
+}
+
+void cuzk_cuda_r1cs_free(cuzk_cuda_r1cs* r1cs)
+{
+    try {
+        if (r1cs != nullptr) {
+            select_gpu(r1cs->dev);
+            delete r1cs;
         }
     } catch (...) {
     }

@@ -41,6 +41,42 @@ void cuzk_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_raw z_inv_raw, s
 #endif
 }
 
+// out[r] = Σ coefficient · value over row r of a recorded matrix (cuzk_cuda_matrix): a, b or c
+// from the witness w = [input | aux]. Out-of-range rows or terms are skipped and flag *bad.
+__launch_bounds__(256) __global__
+void cuzk_spmv(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t nterms, const fr_t* coeffs,
+               uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux, size_t rows,
+               uint32_t* bad)
+{
+#ifdef __CUDA_ARCH__
+    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += (size_t)blockDim.x * gridDim.x) {
+        uint64_t start = r == 0 ? 0 : end[r - 1], stop = end[r];
+        if (stop > nterms || start > stop) {
+            *bad = 1;
+            stop = start;
+        }
+        fr_t acc = fr_t::one(1);  // zero
+        for (uint64_t t = start; t < stop; t++) {
+            uint64_t x = terms[t];
+            uint32_t var = (uint32_t)x, c = (uint32_t)(x >> 32), i = var & 0x7fffffffu;
+            const bool is_input = (var & 0x80000000u) != 0;
+            if (i >= (is_input ? ninput : naux) || c >= ncoeffs) {
+                *bad = 1;
+                continue;
+            }
+            fr_t v = is_input ? input[i] : aux[i];
+            if (c == 0)
+                acc += v;
+            else if (c == 1)
+                acc -= v;
+            else
+                acc += v * coeffs[c];
+        }
+        out[r] = acc;
+    }
+#endif
+}
+
 // out[i] = in[i] · k (the significant B scalars times r, folded into the H MSM).
 __launch_bounds__(256) __global__
 void cuzk_scale(fr_t* out, const fr_t* in, fr_raw k_raw, size_t n)
@@ -97,6 +133,8 @@ struct cuzk_cuda_workspace {
     device_buffer<affine2_t> gathered2;
     device_buffer<bucket_t> ret;
     device_buffer<bucket2_t> ret2;
+    device_buffer<fr_t> wit;       // [input | aux] of a recorded circuit's proof
+    device_buffer<uint32_t> bad;   // set by cuzk_spmv on an out-of-range term
     // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;
@@ -129,6 +167,8 @@ struct cuzk_cuda_workspace {
         gathered2.release();
         ret.release();
         ret2.release();
+        wit.release();
+        bad.release();
         staging.release();
         cudaMemPool_t pool;
         if (cudaDeviceGetDefaultMemPool(&pool, gpu.cid()) == cudaSuccess)
@@ -137,7 +177,7 @@ struct cuzk_cuda_workspace {
     uint64_t bytes() const
     {
         return abc.bytes() + hcat.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
-               gathered2.bytes() + ret.bytes() + ret2.bytes();
+               gathered2.bytes() + ret.bytes() + ret2.bytes() + wit.bytes();
     }
     // Number of per-warp partial sums one batch addition writes (G1 and G2 alike).
     size_t nret() const { return (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ; }
@@ -154,6 +194,16 @@ struct cuzk_cuda_srs {
         static std::atomic<uint64_t> next{1};
         id = next++;
     }
+};
+
+struct cuzk_cuda_r1cs {
+    int dev;
+    device_buffer<uint32_t> end[3];
+    device_buffer<uint64_t> terms[3];
+    uint64_t nterms[3] = {0, 0, 0};
+    device_buffer<fr_t> coeffs;
+    size_t rows = 0, ncoeffs = 0, inputs = 0, aux = 0;
+    explicit cuzk_cuda_r1cs(int d) : dev(d) {}
 };
 
 namespace cuzk {
@@ -186,6 +236,38 @@ inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh,
     if (upload_ms != nullptr)
         *upload_ms = elapsed_ms(ws.ev[0], ws.ev[1]);
     return srs.release();
+}
+
+inline cuzk_cuda_r1cs* r1cs_new(cuzk_cuda_workspace& ws, const cuzk_cuda_matrix* abc, size_t rows, const void* coeffs,
+                                size_t ncoeffs, size_t inputs, size_t aux, float* upload_ms)
+{
+    if (rows == 0 || rows >= (1ull << 32) || ncoeffs < 2 || ncoeffs >= (1ull << 32) || coeffs == nullptr)
+        throw invalid("recorded circuit: " + std::to_string(rows) + " rows, " + std::to_string(ncoeffs) + " coefficients");
+    if (inputs == 0 || inputs >= (1u << 31) || aux >= (1u << 31))
+        throw invalid("recorded circuit: " + std::to_string(inputs) + " inputs, " + std::to_string(aux) + " aux");
+    for (int q = 0; q < 3; q++)
+        if (abc[q].end == nullptr || (abc[q].nterms != 0 && abc[q].terms == nullptr) || abc[q].end[rows - 1] != abc[q].nterms)
+            throw invalid("recorded circuit: matrix " + std::to_string(q) + " is NULL or its row ends do not match its terms");
+    ws.gpu.select();
+    std::unique_ptr<cuzk_cuda_r1cs> r{new cuzk_cuda_r1cs(ws.gpu.id())};
+    r->rows = rows;
+    r->ncoeffs = ncoeffs;
+    r->inputs = inputs;
+    r->aux = aux;
+    ws.ev[0].record(ws.stream);
+    for (int q = 0; q < 3; q++) {
+        size_t unused = 0;
+        upload_bases(ws.stream, r->end[q], unused, abc[q].end, rows);
+        upload_bases(ws.stream, r->terms[q], unused, abc[q].terms, abc[q].nterms);
+        r->nterms[q] = abc[q].nterms;
+    }
+    size_t unused = 0;
+    upload_bases(ws.stream, r->coeffs, unused, coeffs, ncoeffs);
+    ws.ev[1].record(ws.stream);
+    ws.stream.sync();
+    if (upload_ms != nullptr)
+        *upload_ms = elapsed_ms(ws.ev[0], ws.ev[1]);
+    return r.release();
 }
 
 // Host → device on the copy stream through the workspace's two pinned slots: the host threads
@@ -340,8 +422,20 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     const size_t m = in.constraints;
     if (m == 0 || m > n)
         throw invalid(std::to_string(m) + " constraints do not fit the domain of " + std::to_string(n));
-    if (in.a == nullptr || in.b == nullptr || in.c == nullptr)
+    const cuzk_cuda_r1cs* rec = in.r1cs;
+    if (rec == nullptr && (in.a == nullptr || in.b == nullptr || in.c == nullptr))
         throw invalid("a, b or c is NULL");
+    if (rec != nullptr) {
+        if (in.a != nullptr || in.b != nullptr || in.c != nullptr)
+            throw invalid("a, b and c must be NULL with a recorded circuit");
+        if (in.input == nullptr || (rec->aux != 0 && in.aux == nullptr))
+            throw invalid("input or aux is NULL");
+        if (rec->dev != ws.gpu.id())
+            throw invalid("the recorded circuit was uploaded to another device");
+        if (rec->rows != m)
+            throw invalid("the recorded circuit has " + std::to_string(rec->rows) + " rows, the proof " + std::to_string(m) +
+                          " constraints");
+    }
 
     gpu.select();
     ws.h_domain = 0;
@@ -351,9 +445,38 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
     const void* host_abc[3] = {in.a, in.b, in.c};
 
-    // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded.
+    // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
+    // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
     ev[0].record(ws.copy);
-    for (int i = 0; i < 3; i++) {
+    uint32_t bad = 0;
+    if (rec != nullptr) {
+        ws.wit.reserve(rec->inputs + rec->aux);
+        ws.bad.reserve(1);
+        upload_staged(ws, ws.wit.get(), in.input, rec->inputs * sizeof(fr_t));
+        upload_staged(ws, ws.wit.get() + rec->inputs, in.aux, rec->aux * sizeof(fr_t));
+        fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
+        for (int i = 0; i < 3; i++)
+            ev[1 + i].record(ws.copy);
+        CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
+        CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
+        ev[6].record(s);
+        const fr_t* w = ws.wit.get();
+        for (int i = 0; i < 3; i++) {
+            cuzk_spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
+                                                               rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs,
+                                                               w, (uint32_t)rec->inputs, w + rec->inputs,
+                                                               (uint32_t)rec->aux, m, ws.bad.get());
+            CUDA_OK(cudaGetLastError());
+            if (m < n)
+                CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
+        }
+        ev[7].record(s);
+        CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+        if (in.lg_domain > 0)
+            for (int i = 0; i < 3; i++)
+                to_coset(s, dev_abc[i], in.lg_domain);
+    }
+    for (int i = 0; rec == nullptr && i < 3; i++) {
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
         if (i == 0)
             fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
@@ -371,8 +494,11 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
     ev[5].record(s);
     s.sync();
+    if (bad != 0)
+        throw invalid("the recorded circuit has terms out of range of its witness");
     ws.h_domain = n;
 
+    out.ms[CUZK_CUDA_PH_SPMV] = rec != nullptr ? elapsed_ms(ev[6], ev[7]) : 0.0f;
     out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[3]);
     out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[3], ev[4]);
     out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[4], ev[5]);

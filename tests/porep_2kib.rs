@@ -117,4 +117,14 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
     assert_eq!(a, b, "cuzk CPU proof differs from bellperson create_proof_batch for fixed r, s");
     assert!(common::filecoin_verify(&f, &b));
     eprintln!("phases: {:?}", ours.phases);
+
+    // Through the recorded circuit with a, b, c deferred to the backend (the CUDA backend's
+    // path; the CPU backend evaluates them itself): the same bytes.
+    let r1cs = std::sync::Arc::new(cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap());
+    let deferred = r1cs.defer(inputs.circuits.witness(0, srs.size_hint()).unwrap()).unwrap();
+    assert!(deferred.a.is_empty() && deferred.num_constraints() == r1cs.constraints());
+    let recorded = CpuBackend.prove(&srs, deferred, r, s).unwrap();
+    let mut c = Vec::new();
+    recorded.proof.write(&mut c).unwrap();
+    assert_eq!(a, c, "the recorded-circuit proof differs from bellperson's for fixed r, s");
 }

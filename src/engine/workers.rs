@@ -17,7 +17,7 @@ use super::memory::Reservation;
 use super::Shared;
 use crate::error::{Error, Result, Status};
 use crate::prover::Begun;
-use crate::synth::Assignment;
+use crate::synth::{Assignment, R1cs};
 use crate::verify::SealStatement;
 
 pub(crate) struct Synthesized {
@@ -140,7 +140,12 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         });
         let t = Instant::now();
         let limit = || shared.memory_limit();
-        let Some(memory) = shared.memory.reserve(work.srs.partition_bytes(), &limit, &|| job.is_cancelled()) else {
+        // Through the proof type's recorded circuit when it is ready: with a backend that
+        // evaluates a, b, c on its device, a partition holds only its witness on the host.
+        let r1cs = shared.circuits.get(work.inputs.proof);
+        let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
+        let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
+        let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);
             continue; // cancelled while waiting for room
         };
@@ -149,7 +154,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             job.lock().timings.phases.add("memory_wait", waited);
         }
         let t = Instant::now();
-        let res = guarded("synthesis", || synthesize(shared, &job, &work, item.partition));
+        let res = guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
         // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
         shared.dealloc.free(work, 0);
@@ -178,11 +183,12 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
     }
 }
 
-/// One partition: through the proof type's recorded circuit when it is ready (the witness,
-/// then a, b, c from the matrices), else in full.
-fn synthesize(shared: &Shared, job: &Job, work: &JobWork, k: usize) -> Result<Assignment> {
+/// One partition: through `r1cs` (the proof type's recorded circuit) when given — the witness,
+/// then a, b, c from its matrices here, or left to the backend's device (`on_device`) — else in
+/// full.
+fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_device: bool) -> Result<Assignment> {
     let hint = work.srs.size_hint();
-    let Some(r1cs) = shared.circuits.get(work.inputs.proof) else {
+    let Some(r1cs) = r1cs else {
         return work.inputs.circuits.synthesize(k, hint);
     };
     let t = Instant::now();
@@ -190,12 +196,14 @@ fn synthesize(shared: &Shared, job: &Job, work: &JobWork, k: usize) -> Result<As
         Err(e) if e.status == Status::Unsupported => return work.inputs.circuits.synthesize(k, hint),
         r => r?,
     };
-    let took = t.elapsed();
+    job.lock().timings.phases.add("synthesis_witness", t.elapsed());
+    let context = |e: crate::error::Error| e.context(format!("partition {k}"));
+    if on_device {
+        return r1cs.defer(witness).map_err(context);
+    }
     let t = Instant::now();
-    let asg = r1cs.evaluate(witness).map_err(|e| e.context(format!("partition {k}")))?;
-    let mut g = job.lock();
-    g.timings.phases.add("synthesis_witness", took);
-    g.timings.phases.add("synthesis_abc", t.elapsed());
+    let asg = r1cs.evaluate(witness).map_err(context)?;
+    job.lock().timings.phases.add("synthesis_abc", t.elapsed());
     Ok(asg)
 }
 

@@ -109,7 +109,11 @@ impl CpuBackend {
         let check = || if cancelled() { Err(err!(Cancelled, "cancelled while proving")) } else { Ok(()) };
         let p = &srs.params;
         let mut t = PhaseTimings::default();
-        let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        let mut asg = asg;
+        if asg.deferred.is_some() {
+            t.time("cpu_abc", || asg.evaluate_deferred());
+        }
+        let Assignment { prepared, deferred: _, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         drop(prepared); // another backend's; of no use here
         check_shape(srs, a.len(), input.len(), aux.len())?;
 

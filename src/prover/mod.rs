@@ -127,6 +127,13 @@ pub trait Backend: Send + Sync {
         self.prove(srs, assignment, r, s).map(Begun::Done)
     }
 
+    /// Whether the backend evaluates a recorded circuit's a, b, c itself (on its device), so
+    /// the engine hands it assignments with `deferred` set and the host keeps only witnesses.
+    /// Backends that do not evaluate them on the CPU threads ([`Assignment::evaluate_deferred`]).
+    fn evaluates_recorded(&self) -> bool {
+        false
+    }
+
     /// The backend's devices and their health (none for the CPU backend).
     fn devices(&self) -> Vec<DeviceStatus> {
         Vec::new()

@@ -90,6 +90,15 @@ impl Srs {
         scalars * 32 / 4 * 5
     }
 
+    /// Memory one partition holds when a, b, c are evaluated on the device from a recorded
+    /// circuit: the witness twice (the challenges' pieces are copied into place), the CUDA
+    /// backend's classification of it (a bitmap and the few other scalars), and the densities.
+    pub fn witness_bytes(&self) -> u64 {
+        let h = self.size_hint();
+        let scalars = (h.aux + h.inputs) as u64;
+        scalars * 32 * 2 + scalars / 2
+    }
+
     /// Read and decode `path` as the SRS of `proof`.
     pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
         Self::load_with(proof, path, validation, None)

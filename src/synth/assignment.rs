@@ -6,6 +6,9 @@ use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Var
 use blstrs::Scalar;
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::Field;
+use std::sync::Arc;
+
+use super::r1cs::R1cs;
 
 /// Capacity hints taken from the SRS so the big vectors are allocated once.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,6 +25,10 @@ pub type Prepared = Box<dyn std::any::Any + Send + Sync>;
 pub struct Assignment {
     /// Set by a backend's `prepare`.
     pub prepared: Option<Prepared>,
+    /// Set when a, b, c are not evaluated (empty): they are this recorded circuit's matrices
+    /// times [input | aux]. A backend that evaluates them on its device takes the assignment as
+    /// it is; the others call [`Assignment::evaluate_deferred`] first.
+    pub deferred: Option<Arc<R1cs>>,
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
@@ -37,6 +44,7 @@ impl Assignment {
     pub fn with_hint(h: SizeHint) -> Self {
         Assignment {
             prepared: None,
+            deferred: None,
             a: Vec::with_capacity(h.constraints),
             b: Vec::with_capacity(h.constraints),
             c: Vec::with_capacity(h.constraints),
@@ -72,7 +80,15 @@ impl Assignment {
     }
 
     pub fn num_constraints(&self) -> usize {
-        self.a.len()
+        self.deferred.as_ref().map_or(self.a.len(), |r| r.constraints())
+    }
+
+    /// Evaluate deferred a, b, c on the CPU threads (nothing to do when they are evaluated).
+    pub fn evaluate_deferred(&mut self) {
+        if let Some(r1cs) = self.deferred.take() {
+            let [a, b, c] = r1cs.products(&self.input, &self.aux);
+            (self.a, self.b, self.c) = (a, b, c);
+        }
     }
 
     /// Bytes held by the big vectors (for the memory accounting and the deallocator).

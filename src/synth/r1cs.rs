@@ -10,6 +10,7 @@
 //! coefficient are dropped, as bellperson's evaluation skips them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -33,7 +34,7 @@ const ONE: u32 = 0;
 const MINUS_ONE: u32 = 1;
 
 #[derive(Default)]
-struct Rows {
+pub(crate) struct Rows {
     /// Row r's terms are terms[end[r - 1]..end[r]] (end[-1] = 0).
     end: Vec<u32>,
     /// coefficient index << 32 | variable.
@@ -108,6 +109,50 @@ impl R1cs {
     /// The partition's assignment from its witness: a, b, c = A·w, B·w, C·w on all threads,
     /// the densities of the recorded circuit.
     pub fn evaluate(&self, w: Witness) -> Result<Assignment> {
+        self.check(&w)?;
+        let [a, b, c] = self.products(&w.input, &w.aux);
+        Ok(self.assignment(w, [a, b, c], None))
+    }
+
+    /// The partition's assignment with a, b, c left to the backend (empty vectors, `deferred`
+    /// set): a device that holds this circuit evaluates them there, so the host keeps only the
+    /// witness.
+    pub fn defer(self: &Arc<Self>, w: Witness) -> Result<Assignment> {
+        self.check(&w)?;
+        Ok(self.assignment(w, Default::default(), Some(self.clone())))
+    }
+
+    /// A, B and C times [input | aux].
+    pub fn products(&self, input: &[Scalar], aux: &[Scalar]) -> [Vec<Scalar>; 3] {
+        self.rows.each_ref().map(|m| self.product(m, input, aux))
+    }
+
+    /// Matrix `q` (0 = A, 1 = B, 2 = C) as row ends and terms (see [`Rows`]), and the coefficient
+    /// table: what a device copy is made from.
+    pub fn matrix(&self, q: usize) -> (&[u32], &[u64]) {
+        (&self.rows[q].end, &self.rows[q].terms)
+    }
+
+    pub fn coefficients(&self) -> &[Scalar] {
+        &self.coeffs
+    }
+
+    fn assignment(&self, w: Witness, [a, b, c]: [Vec<Scalar>; 3], deferred: Option<Arc<R1cs>>) -> Assignment {
+        Assignment {
+            prepared: None,
+            deferred,
+            a,
+            b,
+            c,
+            input: w.input,
+            aux: w.aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        }
+    }
+
+    fn check(&self, w: &Witness) -> Result<()> {
         if w.input.len() != self.inputs || w.aux.len() != self.aux || w.constraints != self.constraints() {
             return Err(err!(
                 Internal,
@@ -121,18 +166,7 @@ impl R1cs {
                 self.constraints()
             ));
         }
-        let [a, b, c] = self.rows.each_ref().map(|m| self.product(m, &w.input, &w.aux));
-        Ok(Assignment {
-            prepared: None,
-            a,
-            b,
-            c,
-            input: w.input,
-            aux: w.aux,
-            a_aux_density: self.a_aux_density.clone(),
-            b_input_density: self.b_input_density.clone(),
-            b_aux_density: self.b_aux_density.clone(),
-        })
+        Ok(())
     }
 
     /// One matrix times [input | aux], written straight into a new vector by all threads.

@@ -1,5 +1,7 @@
 //! `selftest`: GPU vs CPU byte identity, part-by-part checks, verification, device-memory loop.
 
+use std::sync::Arc;
+
 use crate::common::*;
 
 /// GPU parts vs CPU, then GPU proof vs CPU proof bytes (fixed r, s), then verification.
@@ -141,7 +143,9 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
     let Some((f, srs, asg, synth_s)) = fixture_2kib("FAIL ") else { return false };
     println!("2 KiB partition synthesized in {synth_s:.2}s");
     print_stats(&asg);
+    let full = synthetic::clone_assignment(&asg);
     let mut ok = compare(gpu, "2 KiB partition 0", &srs, asg, true, 7);
+    ok &= recorded_2kib(gpu, &f, &srs, full);
     drop(srs);
     gpu.evict_srs();
 
@@ -150,14 +154,30 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
     let res = (|| -> cuzk::error::Result<String> {
         let engine = Engine::new(cfg)?;
         engine.srs_load(PROOF, None)?;
-        let snap = engine.wait(f.submit(&engine)?, None)?;
-        if snap.state != JobState::Done {
-            return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
+        let prove = || -> cuzk::error::Result<String> {
+            let snap = engine.wait(f.submit(&engine)?, None)?;
+            if snap.state != JobState::Done {
+                return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
+            }
+            Ok(cuzk::engine::result_json(&snap.result.expect("result")).to_string())
+        };
+        let first = prove()?;
+        // The engine records the circuit at the first job; later jobs evaluate a, b, c on the GPU.
+        let t = Instant::now();
+        while !engine.status_json().contains("\"state\":\"ready\"") {
+            if t.elapsed().as_secs() > 120 {
+                return Err(cuzk::err!(Internal, "the 2 KiB circuit was not recorded in 120 s: {}", engine.status_json()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        Ok(cuzk::engine::result_json(&snap.result.expect("result")).to_string())
+        let second = prove()?;
+        if !(second.contains("synthesis_witness") && second.contains("gpu_spmv") && !second.contains("synthesis_abc")) {
+            return Err(cuzk::err!(Internal, "the second job did not go through the recorded circuit: {second}"));
+        }
+        Ok(format!("{first}\n  recorded: {second}"))
     })();
     match res {
-        Ok(json) if json.contains("\"verified\":true") && json.contains("cuda") => {
+        Ok(json) if json.matches("\"verified\":true").count() == 2 && json.contains("cuda") => {
             println!("PASS engine backend cuda, 2 KiB: {json}")
         }
         Ok(json) => {
@@ -171,6 +191,47 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
     }
     gpu.evict_srs();
     ok
+}
+
+/// The recorded path: the 2 KiB circuit recorded once, partition 0's witness alone on the host,
+/// a, b, c evaluated on the GPU from the recorded matrices — byte-identical to the CPU proof of
+/// the fully synthesized partition (fixed r, s), and verified.
+fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) -> bool {
+    let res = (|| -> cuzk::error::Result<(bool, bool, String)> {
+        let t = Instant::now();
+        let r1cs = Arc::new(cuzk::synth::R1cs::record(PROOF, srs.size_hint(), &|| false)?);
+        let record_s = t.elapsed().as_secs_f64();
+        let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
+        let t = Instant::now();
+        let deferred = r1cs.defer(inputs.circuits.witness(0, srs.size_hint())?)?;
+        let witness_s = t.elapsed().as_secs_f64();
+        let public: Vec<Scalar> = deferred.input[1..].to_vec();
+        let (r, s) = rs(11);
+        let cpu = CpuBackend.prove(srs, full, r, s)?;
+        let mut deferred = deferred;
+        gpu.prepare_now(&mut deferred)?;
+        let g = gpu.prove(srs, deferred, r, s)?;
+        let same = bytes(&cpu.proof) == bytes(&g.proof);
+        let verified = verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false);
+        let spmv = g.phases.0.iter().find(|(n, _)| *n == "gpu_spmv").map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
+        let note = format!(
+            "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {spmv:.2} ms; gpu phases: {}",
+            r1cs.stats(),
+            phases_ms(&g.phases)
+        );
+        Ok((same, verified, note))
+    })();
+    match res {
+        Ok((same, verified, note)) => {
+            let ok = same && verified;
+            println!("{} 2 KiB recorded circuit on the GPU: identical {same} verified {verified}; {note}", if ok { "PASS" } else { "FAIL" });
+            ok
+        }
+        Err(e) => {
+            println!("FAIL 2 KiB recorded circuit on the GPU: {e}");
+            false
+        }
+    }
 }
 
 pub(crate) fn memory_loop(gpu: &CudaBackend, n: usize) -> bool {

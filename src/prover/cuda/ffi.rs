@@ -65,6 +65,18 @@ pub struct ProveIn {
     pub b_q: Sparse,
     /// r in Montgomery form (read with FOLD).
     pub r: [u64; 4],
+    /// Non-null: a, b, c are null and evaluated on the device from this recorded circuit and
+    /// the witness below.
+    pub r1cs: *const RawR1cs,
+    pub input: *const c_void,
+    pub aux: *const c_void,
+}
+
+#[repr(C)]
+pub struct Matrix {
+    pub end: *const u32,
+    pub terms: *const u64,
+    pub nterms: u64,
 }
 
 pub const NPHASES: usize = 16;
@@ -82,6 +94,7 @@ pub const PH_UPLOAD_SPARSE: usize = 10;
 pub const PH_BATCH_ADD_G2: usize = 11;
 pub const PH_MSM_B_G2: usize = 12;
 pub const PH_TOTAL_SPARSE: usize = 13;
+pub const PH_SPMV: usize = 14;
 
 #[repr(C)]
 pub struct ProveOut {
@@ -101,7 +114,8 @@ const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 256);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 280);
+const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
 const _: () = assert!(std::mem::size_of::<blstrs::Scalar>() == 32);
@@ -114,6 +128,10 @@ pub struct RawWorkspace {
 }
 #[repr(C)]
 pub struct RawSrs {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct RawR1cs {
     _private: [u8; 0],
 }
 
@@ -145,6 +163,19 @@ extern "C" {
         upload_ms: *mut f32,
     ) -> Status;
     fn cuzk_cuda_srs_free(srs: *mut RawSrs);
+    #[allow(clippy::too_many_arguments)]
+    fn cuzk_cuda_r1cs_new(
+        ws: *mut RawWorkspace,
+        abc: *const Matrix,
+        rows: u64,
+        coeffs: *const c_void,
+        ncoeffs: u64,
+        inputs: u64,
+        aux: u64,
+        out: *mut *mut RawR1cs,
+        upload_ms: *mut f32,
+    ) -> Status;
+    fn cuzk_cuda_r1cs_free(r1cs: *mut RawR1cs);
     fn cuzk_cuda_prove(
         ws: *mut RawWorkspace,
         srs: *const RawSrs,
@@ -192,8 +223,8 @@ fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
 
 /// The struct sizes the compiled C++ side sees must be the ones asserted above.
 pub fn check_abi() -> Result<()> {
-    let mut sizes = [0u64; 6];
-    // SAFETY: writes exactly 6 values.
+    let mut sizes = [0u64; 7];
+    // SAFETY: writes exactly 7 values.
     unsafe { cuzk_cuda_abi_sizes(sizes.as_mut_ptr()) };
     let ours = [
         std::mem::size_of::<Status>(),
@@ -202,6 +233,7 @@ pub fn check_abi() -> Result<()> {
         std::mem::size_of::<Sparse>(),
         std::mem::size_of::<ProveIn>(),
         std::mem::size_of::<ProveOut>(),
+        std::mem::size_of::<Matrix>(),
     ];
     if sizes.iter().zip(ours).any(|(&c, r)| c as usize != r) {
         return Err(err!(Internal, "CUDA ABI mismatch: C++ struct sizes {sizes:?}, Rust {ours:?}"));
@@ -310,6 +342,32 @@ impl Workspace {
         Ok((DeviceSrs(out), ms))
     }
 
+    /// Upload a recorded circuit; returns the handle and the CUDA-event upload time in ms.
+    pub fn upload_r1cs(&mut self, r: &crate::synth::R1cs) -> std::result::Result<(DeviceR1cs, f32), CudaError> {
+        let m = [0, 1, 2].map(|q| {
+            let (end, terms) = r.matrix(q);
+            Matrix { end: end.as_ptr(), terms: terms.as_ptr(), nterms: terms.len() as u64 }
+        });
+        let coeffs = r.coefficients();
+        let mut out = ptr::null_mut();
+        let mut ms = 0f32;
+        // SAFETY: the slices outlive the synchronous call; Scalar is blst_fr.
+        check(unsafe {
+            cuzk_cuda_r1cs_new(
+                self.0,
+                m.as_ptr(),
+                r.constraints() as u64,
+                coeffs.as_ptr().cast(),
+                coeffs.len() as u64,
+                r.inputs as u64,
+                r.aux as u64,
+                &mut out,
+                &mut ms,
+            )
+        })?;
+        Ok((DeviceR1cs(out), ms))
+    }
+
     /// Run `stages` (STAGE_* bits) of the GPU half of a proof into `out`. `inp`'s pointers
     /// must stay valid for the call.
     pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> Result<()> {
@@ -335,6 +393,25 @@ impl Drop for DeviceSrs {
     fn drop(&mut self) {
         // SAFETY: owned handle, freed once.
         unsafe { cuzk_cuda_srs_free(self.0) };
+    }
+}
+
+/// Owner of a recorded circuit resident on one device.
+pub struct DeviceR1cs(*mut RawR1cs);
+
+// SAFETY: only used under its device's mutex.
+unsafe impl Send for DeviceR1cs {}
+
+impl DeviceR1cs {
+    pub fn raw(&self) -> *const RawR1cs {
+        self.0
+    }
+}
+
+impl Drop for DeviceR1cs {
+    fn drop(&mut self) {
+        // SAFETY: owned handle, freed once.
+        unsafe { cuzk_cuda_r1cs_free(self.0) };
     }
 }
 

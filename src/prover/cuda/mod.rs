@@ -43,7 +43,7 @@ use super::msm::msm_sparse;
 use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
-use crate::synth::Assignment;
+use crate::synth::{Assignment, R1cs};
 pub use ffi::DeviceInfo;
 use pool::Pool;
 use prep::{classify, SparseScalars};
@@ -121,6 +121,14 @@ pub struct Started {
     phases: PhaseTimings,
     garbage: Garbage,
     started: Instant,
+}
+
+/// Where a proof's a, b, c come from.
+#[derive(Clone, Copy)]
+enum Abc<'a> {
+    Values(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
+    /// Evaluated on the device: the recorded circuit's matrices times [input | aux].
+    Recorded(&'a Arc<R1cs>, &'a [Scalar], &'a [Scalar]),
 }
 
 /// GPU results of one proof, parts kept apart for checking.
@@ -239,8 +247,9 @@ fn mont_limbs(x: Scalar) -> [u64; 4] {
 }
 
 /// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
-const GPU_PHASES: [(&str, usize); 13] = [
+const GPU_PHASES: [(&str, usize); 14] = [
     ("gpu_upload", ffi::PH_UPLOAD),
+    ("gpu_spmv", ffi::PH_SPMV),
     ("gpu_ntt", ffi::PH_NTT),
     ("gpu_h_download", ffi::PH_H_DOWNLOAD),
     ("gpu_msm_h", ffi::PH_MSM_H),
@@ -390,7 +399,7 @@ impl CudaBackend {
     fn run_gpu(
         &self,
         srs: &Srs,
-        (a, b, c): (&[Scalar], &[Scalar], &[Scalar]),
+        abc: Abc<'_>,
         witness: &Witness,
         ready: Option<[SparseScalars; 3]>,
         download_h: bool,
@@ -399,17 +408,26 @@ impl CudaBackend {
         t: &mut PhaseTimings,
     ) -> Result<(GpuParts, [SparseScalars; 3])> {
         let p = &srs.params;
-        let m = a.len();
-        if b.len() != m || c.len() != m || m == 0 {
-            return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
+        let (m, values, recorded) = match abc {
+            Abc::Values(a, b, c) => {
+                if b.len() != a.len() || c.len() != a.len() {
+                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
+                }
+                (a.len(), Some((a, b, c)), None)
+            }
+            Abc::Recorded(r, input, aux) => (r.constraints(), None, Some((r, input, aux))),
+        };
+        if m == 0 {
+            return Err(err!(Prover, "no constraints"));
         }
+        let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
         let n = m.next_power_of_two();
         let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
         let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
         let mut inp = ffi::ProveIn {
-            a: a.as_ptr().cast(),
-            b: b.as_ptr().cast(),
-            c: c.as_ptr().cast(),
+            a: ptr(values.map(|v| v.0)),
+            b: ptr(values.map(|v| v.1)),
+            c: ptr(values.map(|v| v.2)),
             constraints: m as u64,
             lg_domain: n.trailing_zeros(),
             flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
@@ -419,6 +437,9 @@ impl CudaBackend {
             a_q: empty_sparse(),
             b_q: empty_sparse(),
             r: fold_r.map_or([0; 4], mont_limbs),
+            r1cs: std::ptr::null(), // set once the device holds it
+            input: ptr(recorded.map(|r| r.1)),
+            aux: ptr(recorded.map(|r| r.2)),
         };
         let mut out = ffi::new_out();
 
@@ -426,10 +447,11 @@ impl CudaBackend {
         let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
         t.push("gpu_lock_wait", t_lock.elapsed());
         let res = held.state().and_then(|st| {
-            let (dsrs, ws) = st.srs(srs, t)?;
+            let on = st.resident(srs, recorded.map(|r| r.0), t)?;
+            inp.r1cs = on.r1cs.map_or(std::ptr::null(), |d| d.raw());
             let wall = Instant::now();
             let fold = fold_r.is_some() && h_on_gpu;
-            Self::stages(ws, dsrs, &mut inp, &mut out, witness, ready, b_g2, fold, t).map(|q| (q, wall.elapsed()))
+            Self::stages(on.ws, on.srs, &mut inp, &mut out, witness, ready, b_g2, fold, t).map(|q| (q, wall.elapsed()))
         });
         held.record(&res);
         let (q, wall) = res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
@@ -437,7 +459,9 @@ impl CudaBackend {
         let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
 
         for (name, k) in GPU_PHASES {
-            t.push(name, ms(out.ms[k]));
+            if k != ffi::PH_SPMV || recorded.is_some() {
+                t.push(name, ms(out.ms[k]));
+            }
         }
         t.push("gpu_events_total", ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]));
         t.push("gpu_wall", wall);
@@ -470,9 +494,10 @@ impl CudaBackend {
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
-        let Assignment { prepared, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        let Assignment { prepared, deferred, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         let classes = prepared.and_then(|p| p.downcast::<Prepared>().ok()).map(|p| p.0);
-        check_shape(srs, a.len(), input.len(), aux.len())?;
+        let constraints = deferred.as_ref().map_or(a.len(), |r| r.constraints());
+        check_shape(srs, constraints, input.len(), aux.len())?;
         let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
         let on_gpu = self.b_g2_on_gpu();
 
@@ -491,7 +516,11 @@ impl CudaBackend {
             )
         };
 
-        let (parts, q) = self.run_gpu(srs, (&a, &b, &c), &witness, classes, false, on_gpu, Some(r), &mut t)?;
+        let abc = match &deferred {
+            Some(r1cs) => Abc::Recorded(r1cs, &witness.input, &witness.aux),
+            None => Abc::Values(&a, &b, &c),
+        };
+        let (parts, q) = self.run_gpu(srs, abc, &witness, classes, false, on_gpu, Some(r), &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
@@ -531,12 +560,16 @@ impl CudaBackend {
     /// of the rest. For tests and `cuzk-gpu selftest`; returns (part, matches).
     pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
         let p = &srs.params;
+        if asg.deferred.is_some() {
+            return Err(err!(InvalidArgument, "check_parts needs an assignment with a, b, c evaluated"));
+        }
         check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
         let w = Witness::copy_of(asg);
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
-        let (gpu, q) = self.run_gpu(srs, (&asg.a, &asg.b, &asg.c), &w, Some(q), true, on_gpu, None, &mut t)?;
+        let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
+        let (gpu, q) = self.run_gpu(srs, abc, &w, Some(q), true, on_gpu, None, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
@@ -576,6 +609,10 @@ impl Backend for CudaBackend {
 
     fn devices(&self) -> Vec<DeviceStatus> {
         self.pool.status()
+    }
+
+    fn evaluates_recorded(&self) -> bool {
+        self.pool.any_usable()
     }
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {

@@ -15,6 +15,7 @@ use super::ffi::{self, DeviceInfo};
 use crate::error::Result;
 use crate::prover::{DeviceStatus, PhaseTimings};
 use crate::srs::Srs;
+use crate::synth::R1cs;
 
 /// One lock per device for the whole process: sppark's MSM kernels keep work counters in device
 /// globals, so two MSMs on one device must never overlap, even from two backends.
@@ -46,23 +47,63 @@ fn srs_key(srs: &Srs) -> [usize; 5] {
     ]
 }
 
-/// A device's workspace and the SRSes resident in its memory.
+struct CachedR1cs {
+    alive: Weak<R1cs>,
+    dev: ffi::DeviceR1cs,
+}
+
+/// A device's workspace and the SRSes and recorded circuits resident in its memory.
 pub struct DeviceState {
     pub ws: ffi::Workspace,
     srs: Vec<CachedSrs>,
+    r1cs: Vec<CachedR1cs>,
+}
+
+/// What one proof uses on a held device.
+pub struct Resident<'a> {
+    pub srs: &'a ffi::DeviceSrs,
+    pub r1cs: Option<&'a ffi::DeviceR1cs>,
+    pub ws: &'a mut ffi::Workspace,
 }
 
 impl DeviceState {
-    /// `srs`'s bases on this device, uploading them first if needed (evicting the other SRSes
-    /// when the device is out of memory). Pushes the upload time when it uploads.
-    pub fn srs(&mut self, srs: &Srs, t: &mut PhaseTimings) -> Result<(&ffi::DeviceSrs, &mut ffi::Workspace)> {
+    /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded first if
+    /// needed (evicting the other SRSes or circuits when the device is out of memory). Pushes
+    /// the upload times when it uploads.
+    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<Resident<'_>> {
         self.srs.retain(CachedSrs::alive);
+        self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
         let i = match self.srs.iter().position(|e| e.key == key) {
             Some(i) => i,
             None => self.upload(srs, key, t)?,
         };
-        Ok((&self.srs[i].dev, &mut self.ws))
+        let j = match r1cs {
+            None => None,
+            Some(r) => match self.r1cs.iter().position(|c| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))) {
+                Some(j) => Some(j),
+                None => Some(self.upload_r1cs(r, t)?),
+            },
+        };
+        Ok(Resident { srs: &self.srs[i].dev, r1cs: j.map(|j| &self.r1cs[j].dev), ws: &mut self.ws })
+    }
+
+    fn upload_r1cs(&mut self, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
+        let wall = Instant::now();
+        let up = match self.ws.upload_r1cs(r) {
+            Err(e) if e.code == ffi::E_CUDA_OOM && !self.r1cs.is_empty() => {
+                log::warn!("GPU out of memory for a recorded circuit: evicting {} other(s)", self.r1cs.len());
+                self.r1cs.clear();
+                self.ws.upload_r1cs(r)
+            }
+            res => res,
+        };
+        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the recorded circuit to the GPU: {e}"))?;
+        t.push("gpu_r1cs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
+        t.push("gpu_r1cs_upload_wall", wall.elapsed());
+        log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
+        self.r1cs.push(CachedR1cs { alive: Arc::downgrade(r), dev });
+        Ok(self.r1cs.len() - 1)
     }
 
     fn upload(&mut self, srs: &Srs, key: [usize; 5], t: &mut PhaseTimings) -> Result<usize> {
@@ -129,7 +170,7 @@ impl Held<'_> {
     /// The device's workspace and SRS cache, the workspace created on first use.
     pub fn state(&mut self) -> Result<&mut DeviceState> {
         if self.state.is_none() {
-            *self.state = Some(DeviceState { ws: ffi::Workspace::new(self.dev.index)?, srs: Vec::new() });
+            *self.state = Some(DeviceState { ws: ffi::Workspace::new(self.dev.index)?, srs: Vec::new(), r1cs: Vec::new() });
         }
         Ok(self.state.as_mut().expect("initialized above"))
     }
@@ -241,11 +282,12 @@ impl Pool {
         self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
     }
 
-    /// Drop every SRS copy held in VRAM.
+    /// Drop every SRS and recorded-circuit copy held in VRAM.
     pub fn evict_srs(&self) {
         for d in &self.devices {
             if let Some(s) = d.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
                 s.srs.clear();
+                s.r1cs.clear();
             }
         }
     }

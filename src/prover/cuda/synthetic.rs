@@ -190,6 +190,7 @@ pub fn porep_like_assignment(constraints: usize, inputs: usize, aux: usize, mix:
     b_in.set(0, true);
     Assignment {
         prepared: None,
+        deferred: None,
         a_aux_density: tracker(bits(aux.len(), mix.a_density, seed ^ 14)),
         b_input_density: tracker(b_in),
         b_aux_density: tracker(bits(aux.len(), mix.b_density, seed ^ 15)),
@@ -205,6 +206,7 @@ pub fn porep_like_assignment(constraints: usize, inputs: usize, aux: usize, mix:
 pub fn clone_assignment(x: &Assignment) -> Assignment {
     Assignment {
         prepared: None,
+        deferred: x.deferred.clone(),
         a: x.a.clone(),
         b: x.b.clone(),
         c: x.c.clone(),
