@@ -23,11 +23,13 @@ test-rust:
 build:
 	$(CARGO) build --release
 
-## Compile the CUDA backend without a GPU (nvcc 13.0 from PyPI when none is found) and run its
-## tests, which skip cleanly without a device. CI runs this so cuda/ cannot rot.
+## Compile the CUDA backend without a GPU (nvcc 13.0 from PyPI when none is found), check that the
+## fat binary carries SASS for sm_80/86/89/90/120 and PTX, and run its tests, which skip cleanly
+## without a device. CI runs this so cuda/ cannot rot.
 check-cuda:
 	export CUDA_PATH="$${CUDA_PATH:-$$(scripts/install-cuda-toolchain.sh)}" && \
 	$(CARGO) build --release --features cuda --lib --bins && \
+	scripts/check-fatbin.sh $(CARGO_TARGET_DIR)/release/cuzk-gpu && \
 	$(CARGO) test --release --features cuda --lib prover::cuda && \
 	$(CARGO) test --release --features cuda --test gpu_identity && \
 	$(CARGO) test --release --features cuda-fault-injection --test gpu_faults
