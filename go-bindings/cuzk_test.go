@@ -64,14 +64,22 @@ func TestConfig(t *testing.T) {
 	if err != nil || js != "{}" {
 		t.Fatalf("zero Config marshals to %q, %v; want {} (all defaults)", js, err)
 	}
-	js, _ = cuzk.ConfigJSON(cuzk.Config{SkipVerify: true, JobTTL: 1500 * time.Millisecond, DrainOnClose: true, ParamsDir: `/a "b"`})
+	js, _ = cuzk.ConfigJSON(cuzk.Config{SkipVerify: true, JobTTL: 1500 * time.Millisecond, DrainOnClose: true, ParamsDir: `/a "b"`, FullSynthesis: true})
 	var m map[string]any
 	if err := json.Unmarshal([]byte(js), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["verify"] != false || m["job_ttl_secs"] != 2.0 || m["drain_on_free"] != true || m["params_dir"] != `/a "b"` {
+	if m["verify"] != false || m["job_ttl_secs"] != 2.0 || m["drain_on_free"] != true || m["params_dir"] != `/a "b"` || m["record_circuits"] != false {
 		t.Errorf("config JSON %s", js)
 	}
+
+	if err := cuzk.SetLogFilter("cuzk=info,warn"); err != nil {
+		t.Errorf("SetLogFilter: %v", err)
+	}
+	if err := cuzk.SetLogFilter("cuzk=loud"); !errors.Is(err, cuzk.ErrInvalidArgument) {
+		t.Errorf("SetLogFilter of a malformed filter: %v, want an invalid-argument error", err)
+	}
+	_ = cuzk.SetLogFilter("warn")
 
 	e, err := cuzk.New(cuzk.Config{})
 	if err != nil {
@@ -456,9 +464,9 @@ func TestContextCancel(t *testing.T) {
 
 func TestContextTimeout(t *testing.T) {
 	_, job := submitShared(t)
+	start := time.Now() // before the context: its deadline is then at least 300ms after start
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := job.Wait(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cuzk.ErrCancelled) {
 		t.Fatalf("Wait = %v; want an error matching context.DeadlineExceeded and ErrCancelled", err)

@@ -59,6 +59,9 @@ type Config struct {
 	JobTTL time.Duration
 	// DrainOnClose: Close finishes jobs in flight instead of cancelling them.
 	DrainOnClose bool
+	// FullSynthesis turns off recording each proof type's circuit once and synthesizing only
+	// witnesses (on by default; see the README, "Recorded circuits").
+	FullSynthesis bool
 }
 
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
@@ -73,6 +76,7 @@ type configJSON struct {
 	SRSCacheDir      string `json:"srs_cache_dir,omitempty"`
 	JobTTLSecs       uint64 `json:"job_ttl_secs,omitempty"`
 	DrainOnFree      bool   `json:"drain_on_free,omitempty"`
+	RecordCircuits   *bool  `json:"record_circuits,omitempty"`
 }
 
 func (c Config) marshal() ([]byte, error) {
@@ -94,7 +98,24 @@ func (c Config) marshal() ([]byte, error) {
 		f := false
 		j.Verify = &f
 	}
+	if c.FullSynthesis {
+		f := false
+		j.RecordCircuits = &f
+	}
 	return json.Marshal(j)
+}
+
+// SetLogFilter sets the filter of libcuzk's log output, in RUST_LOG syntax ("info",
+// "cuzk=debug,warn"). Records go to stderr; the filter starts as RUST_LOG (default "warn"),
+// read when the first Engine is created.
+func SetLogFilter(filter string) error {
+	cs := C.CString(filter)
+	defer C.free(unsafe.Pointer(cs))
+	var cerr *C.cuzk_error
+	if st := C.cuzk_log_configure(cs, nil, nil, &cerr); st != C.CUZK_STATUS_OK {
+		return takeError(st, cerr)
+	}
+	return nil
 }
 
 // Engine is a libcuzk proving engine. Create it with New; Close it when done.

@@ -119,6 +119,11 @@ typedef struct cuzk_error cuzk_error;
 // The result of a finished job. Owned by the caller; free with `cuzk_proof_free`.
 typedef struct cuzk_proof cuzk_proof;
 
+// A log sink: `level` 1 = error, 2 = warn, 3 = info, 4 = debug, 5 = trace; `target` (the Rust
+// module) and `message` are NUL-terminated and valid only during the call; `user` is what was
+// passed to `cuzk_log_configure`. NULL where a sink is optional.
+typedef void (*cuzk_log_fn)(int level, const char *target, const char *message, void *user);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -143,7 +148,8 @@ void cuzk_string_free(char *s);
 // `memory_budget_mib` (0 = auto: 90 % of available memory at start less resident SRSes),
 // `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
 // `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,
-// `drain_on_free` (bool). Unknown keys are an error.
+// `drain_on_free` (bool), `record_circuits` (bool, default true). Unknown keys are an error.
+// The first call installs cuzk's logger (stderr, `RUST_LOG`; see `cuzk_log_configure`).
 //
 // On success `*out` owns the new engine; free it with `cuzk_engine_free`.
 //
@@ -258,6 +264,25 @@ cuzk_status cuzk_job_cancel(const cuzk_engine *engine,
                             uint64_t job_id,
                             bool *out_cancelled,
                             cuzk_error **err);
+
+// Configure cuzk's log output. By default (no call) records go to stderr, filtered by the
+// `RUST_LOG` environment variable read once at the first engine creation (default `warn`), as
+// filecoin-ffi does.
+//
+// `filter`: NULL keeps the current filter, else `RUST_LOG` syntax (`"info"`,
+// `"cuzk=debug,warn"`); malformed → CUZK_STATUS_INVALID_ARGUMENT and nothing changes.
+// `callback`: NULL sends records to stderr; otherwise every record passing the filter is handed
+// to it, from whichever cuzk thread logs (it must be thread-safe and must not call
+// `cuzk_log_configure`), with `user`. Returns CUZK_STATUS_UNSUPPORTED when the process installed
+// another Rust `log` logger before cuzk (cuzk's records go to that logger).
+//
+// # Safety
+// `filter` NULL or NUL-terminated; `callback` NULL or a function of that signature that stays
+// callable (with `user`) until replaced; `err` NULL or writable.
+cuzk_status cuzk_log_configure(const char *filter,
+                               cuzk_log_fn callback,
+                               void *user,
+                               cuzk_error **err);
 
 // The proof bytes (192 per partition), borrowed: valid until `cuzk_proof_free(proof)`.
 //

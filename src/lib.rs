@@ -13,6 +13,7 @@ pub mod registry;
 pub mod engine;
 pub mod ffi;
 mod files;
+mod logging;
 pub mod fixtures;
 mod pages;
 pub mod prover;

@@ -21,7 +21,8 @@ pub struct cuzk_engine {
 /// `memory_budget_mib` (0 = auto: 90 % of available memory at start less resident SRSes),
 /// `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
 /// `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,
-/// `drain_on_free` (bool). Unknown keys are an error.
+/// `drain_on_free` (bool), `record_circuits` (bool, default true). Unknown keys are an error.
+/// The first call installs cuzk's logger (stderr, `RUST_LOG`; see `cuzk_log_configure`).
 ///
 /// On success `*out` owns the new engine; free it with `cuzk_engine_free`.
 ///
@@ -33,6 +34,7 @@ pub unsafe extern "C" fn cuzk_engine_new(
     out_engine: *mut *mut cuzk_engine,
     err: *mut *mut cuzk_error,
 ) -> Status {
+    crate::logging::init();
     guard(err, || {
         let cfg = arg_opt_str(config_json, "config_json")?.unwrap_or("");
         let out_engine = out(out_engine, "out_engine")?;

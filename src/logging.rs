@@ -1,0 +1,124 @@
+//! Where the library's `log` records go. A Rust host that installed its own logger first keeps
+//! it (cuzk's records go there). C and Go hosts get cuzk's logger, installed once by the first
+//! engine or `cuzk_log_configure` call: stderr, filtered by `RUST_LOG` (default `warn`), as
+//! filecoin-ffi does; `cuzk_log_configure` changes the filter or sends records to a callback.
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::{Once, OnceLock, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use env_filter::Filter;
+use log::{Level, Log, Metadata, Record};
+
+use crate::error::Result;
+
+/// A host's log sink: level (1 = error … 5 = trace), target and message, both NUL-terminated
+/// and valid only during the call; `user` as registered. Called from any cuzk thread.
+pub type LogCallback = unsafe extern "C" fn(level: c_int, target: *const c_char, message: *const c_char, user: *mut c_void);
+
+struct Sink {
+    filter: Filter,
+    /// The callback and its user pointer (as an address: the host promises it is thread-safe).
+    callback: Option<(LogCallback, usize)>,
+}
+
+struct Logger {
+    sink: RwLock<Sink>,
+}
+
+static LOGGER: OnceLock<Logger> = OnceLock::new();
+static INSTALL: Once = Once::new();
+static OURS: OnceLock<bool> = OnceLock::new();
+
+fn parse(spec: &str) -> Result<Filter> {
+    let mut b = env_filter::Builder::new();
+    b.try_parse(spec).map_err(|e| err!(InvalidArgument, "log filter {spec:?} is not RUST_LOG syntax: {e}"))?;
+    Ok(b.build())
+}
+
+fn logger() -> &'static Logger {
+    LOGGER.get_or_init(|| {
+        let spec = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty());
+        let filter = spec.as_deref().and_then(|s| parse(s).ok()).unwrap_or_else(|| parse("warn").expect("a valid filter"));
+        Logger { sink: RwLock::new(Sink { filter, callback: None }) }
+    })
+}
+
+/// Install cuzk's logger unless the process has one already. Idempotent and cheap.
+pub fn init() {
+    INSTALL.call_once(|| {
+        let l = logger();
+        let ours = log::set_logger(l).is_ok();
+        if ours {
+            log::set_max_level(l.sink.read().unwrap_or_else(|e| e.into_inner()).filter.filter());
+        }
+        let _ = OURS.set(ours);
+    });
+}
+
+/// Change the filter (`None`: keep it) and the destination (`None`: stderr). Unsupported when
+/// another logger was installed before cuzk's: cuzk's records then go to it.
+pub fn configure(filter: Option<&str>, callback: Option<(LogCallback, *mut c_void)>) -> Result<()> {
+    let filter = filter.map(parse).transpose()?;
+    init();
+    if OURS.get() != Some(&true) {
+        return Err(err!(Unsupported, "the process installed its own Rust logger before cuzk; cuzk's log records go to it"));
+    }
+    let mut s = logger().sink.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = filter {
+        log::set_max_level(f.filter());
+        s.filter = f;
+    }
+    s.callback = callback.map(|(cb, user)| (cb, user as usize));
+    Ok(())
+}
+
+fn level_number(l: Level) -> c_int {
+    match l {
+        Level::Error => 1,
+        Level::Warn => 2,
+        Level::Info => 3,
+        Level::Debug => 4,
+        Level::Trace => 5,
+    }
+}
+
+impl Log for Logger {
+    fn enabled(&self, m: &Metadata<'_>) -> bool {
+        self.sink.read().unwrap_or_else(|e| e.into_inner()).filter.enabled(m)
+    }
+
+    fn log(&self, r: &Record<'_>) {
+        let s = self.sink.read().unwrap_or_else(|e| e.into_inner());
+        if !s.filter.matches(r) {
+            return;
+        }
+        match s.callback {
+            Some((cb, user)) => {
+                let text = |t: String| CString::new(t.replace('\0', " ")).unwrap_or_default();
+                let (target, message) = (text(r.target().to_owned()), text(r.args().to_string()));
+                // SAFETY: the host registered `cb` for exactly this signature; the strings live
+                // for the call.
+                unsafe { cb(level_number(r.level()), target.as_ptr(), message.as_ptr(), user as *mut c_void) };
+            }
+            None => {
+                let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "[{}.{:03} {:<5} {}] {}",
+                    t.as_secs(),
+                    t.subsec_millis(),
+                    r.level(),
+                    r.target(),
+                    r.args()
+                );
+            }
+        }
+    }
+
+    fn flush(&self) {
+        let _ = std::io::stderr().flush();
+    }
+}
