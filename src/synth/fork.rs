@@ -214,7 +214,7 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
     }
 }
 
-fn index_of(v: Variable) -> usize {
+pub(super) fn index_of(v: Variable) -> usize {
     match v.get_unchecked() {
         Index::Input(i) | Index::Aux(i) => i,
     }

@@ -112,27 +112,27 @@ impl ConstraintSystem<Scalar> for WitnessFork {
         unreachable!("a WitnessFork is made from its parent with WitnessFork::new")
     }
 
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    fn alloc<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Scalar, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.local.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.base_aux + self.local.aux.len() - 1)))
+        let v = self.local.alloc(n, f)?;
+        Ok(Variable::new_unchecked(Index::Aux(self.base_aux + super::fork::index_of(v))))
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    fn alloc_input<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Scalar, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.local.input.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.base_input + self.local.input.len() - 1)))
+        let v = self.local.alloc_input(n, f)?;
+        Ok(Variable::new_unchecked(Index::Input(self.base_input + super::fork::index_of(v))))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    fn enforce<A, AR, LA, LB, LC>(&mut self, n: A, a: LA, b: LB, c: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -140,7 +140,7 @@ impl ConstraintSystem<Scalar> for WitnessFork {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        self.local.constraints += 1;
+        self.local.enforce(n, a, b, c);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
