@@ -366,9 +366,8 @@ impl Engine {
     /// Use `r1cs` for jobs of its proof type, also those given to [`Self::submit_circuits`]
     /// (benchmarks at real shapes record it while they make their SRS).
     #[doc(hidden)]
-    pub fn adopt_circuit(&self, r1cs: Arc<crate::synth::R1cs>) -> Result<()> {
+    pub fn adopt_circuit(&self, r1cs: Arc<crate::synth::R1cs>) {
         self.shared.circuits.adopt(r1cs);
-        Ok(())
     }
 
     fn enqueue(&self, p: Pending, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>) -> Result<JobId> {
