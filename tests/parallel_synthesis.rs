@@ -10,39 +10,69 @@ use cuzk::fixtures;
 use cuzk::synth::{parse_c1, synthesize_recorded, Assignment, R1cs, SizeHint};
 
 fn densities(a: &Assignment) -> [(Vec<bool>, usize); 3] {
-    [&a.a_aux_density, &a.b_aux_density, &a.b_input_density].map(|d| (d.bv.iter().by_vals().collect(), d.total_density))
+    [&a.a_aux_density, &a.b_aux_density, &a.b_input_density]
+        .map(|d| (d.bv.iter().by_vals().collect(), d.total_density))
 }
 
 #[test]
 fn parallel_challenges_equal_sequential_synthesis() {
     let root = fixtures::default_root();
-    let sector = fixtures::ensure_sector(&root, cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, fixtures::DEFAULT_SEED)
-        .expect("sector fixture");
-    let inputs = parse_c1(&sector.c1_json().unwrap(), &sector.prover_id, sector.sector_id).unwrap();
+    let sector = fixtures::ensure_sector(
+        &root,
+        cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1,
+        fixtures::DEFAULT_SEED,
+    )
+    .expect("sector fixture");
+    let inputs = parse_c1(
+        &sector.c1_json().unwrap(),
+        &sector.prover_id,
+        sector.sector_id,
+    )
+    .unwrap();
 
     let t = std::time::Instant::now();
-    let seq = inputs.circuits.synthesize_sequential(0, SizeHint::default()).unwrap();
+    let seq = inputs
+        .circuits
+        .synthesize_sequential(0, SizeHint::default())
+        .unwrap();
     let t_seq = t.elapsed();
     let t = std::time::Instant::now();
     let par = inputs.circuits.synthesize(0, SizeHint::default()).unwrap();
     let t_par = t.elapsed();
     eprintln!("2 KiB partition 0: sequential {t_seq:?}, challenges in parallel {t_par:?}");
 
-    assert!(seq.num_constraints() > 1_000_000, "not a real 2 KiB partition: {}", seq.num_constraints());
+    assert!(
+        seq.num_constraints() > 1_000_000,
+        "not a real 2 KiB partition: {}",
+        seq.num_constraints()
+    );
     assert_equal(&seq, &par, "2 KiB");
     drop(par);
 
     let t = std::time::Instant::now();
-    let r1cs = R1cs::record(cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, SizeHint::default(), &|| false).unwrap();
+    let r1cs = R1cs::record(
+        cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1,
+        SizeHint::default(),
+        &|| false,
+    )
+    .unwrap();
     let t_rec = t.elapsed();
     let t = std::time::Instant::now();
     let rec = synthesize_recorded(inputs.circuits.as_ref(), 0, SizeHint::default(), &r1cs).unwrap();
-    eprintln!("2 KiB: R1CS recorded in {t_rec:?} ({:?}); partition 0 through it in {:?}", r1cs.stats(), t.elapsed());
+    eprintln!(
+        "2 KiB: R1CS recorded in {t_rec:?} ({:?}); partition 0 through it in {:?}",
+        r1cs.stats(),
+        t.elapsed()
+    );
     assert_equal(&seq, &rec, "2 KiB, recorded R1CS");
 }
 
 fn assert_equal(seq: &Assignment, par: &Assignment, what: &str) {
-    assert_eq!(seq.num_constraints(), par.num_constraints(), "{what}: constraint counts differ");
+    assert_eq!(
+        seq.num_constraints(),
+        par.num_constraints(),
+        "{what}: constraint counts differ"
+    );
     assert!(seq.input == par.input, "{what}: public inputs differ");
     assert!(seq.aux == par.aux, "{what}: witness differs");
     assert!(seq.a == par.a, "{what}: A evaluations differ");
@@ -59,7 +89,11 @@ fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {
         let c1 = fixtures::shaped_c1(proof, 5, prover, sector).unwrap();
         let inputs = parse_c1(&c1, &prover, sector).unwrap();
         let [ic, h, l, ..] = cuzk::srs::expected_sections(proof).unwrap();
-        let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l }; // what Srs::size_hint gives
+        let hint = SizeHint {
+            constraints: h + 1,
+            inputs: ic,
+            aux: l,
+        }; // what Srs::size_hint gives
         let seq = inputs.circuits.synthesize_sequential(0, hint).unwrap();
         let par = inputs.circuits.synthesize(0, hint).unwrap();
         assert_equal(&seq, &par, &format!("{proof:?}"));

@@ -48,45 +48,72 @@ impl Circuits {
         if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
             return;
         }
-        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint) });
+        entries.insert(
+            proof,
+            Entry::Recording {
+                since: Instant::now(),
+                estimate: R1cs::estimate_bytes(hint),
+            },
+        );
         drop(entries);
         let me = self.clone();
-        let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {
-            let t = Instant::now();
-            let res = R1cs::record(proof, hint, &|| me.stop.load(Ordering::Relaxed));
-            let entry = match res {
-                Ok(r1cs) => {
-                    let st = r1cs.stats();
-                    log::info!(
-                        "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
-                        registry::name(proof),
-                        t.elapsed(),
-                        st.constraints,
-                        st.terms.iter().sum::<usize>(),
-                        st.bytes >> 20
-                    );
-                    Entry::Ready { r1cs: Arc::new(r1cs), took: t.elapsed() }
-                }
-                Err(e) => {
-                    if !me.stop.load(Ordering::Relaxed) {
-                        log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
+        let spawned = std::thread::Builder::new()
+            .name("cuzk-record".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let res = R1cs::record(proof, hint, &|| me.stop.load(Ordering::Relaxed));
+                let entry = match res {
+                    Ok(r1cs) => {
+                        let st = r1cs.stats();
+                        log::info!(
+                            "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
+                            registry::name(proof),
+                            t.elapsed(),
+                            st.constraints,
+                            st.terms.iter().sum::<usize>(),
+                            st.bytes >> 20
+                        );
+                        Entry::Ready {
+                            r1cs: Arc::new(r1cs),
+                            took: t.elapsed(),
+                        }
                     }
-                    Entry::Failed(e.to_string())
-                }
-            };
-            me.entries().insert(proof, entry);
-        });
+                    Err(e) => {
+                        if !me.stop.load(Ordering::Relaxed) {
+                            log::warn!(
+                                "recording the {} circuit failed (synthesizing in full): {e}",
+                                registry::name(proof)
+                            );
+                        }
+                        Entry::Failed(e.to_string())
+                    }
+                };
+                me.entries().insert(proof, entry);
+            });
         match spawned {
-            Ok(h) => self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(h),
+            Ok(h) => self
+                .threads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(h),
             Err(e) => {
-                self.entries().insert(proof, Entry::Failed(format!("starting the recording thread: {e}")));
+                self.entries().insert(
+                    proof,
+                    Entry::Failed(format!("starting the recording thread: {e}")),
+                );
             }
         }
     }
 
     /// Take a circuit recorded elsewhere (benchmarks: recorded while their SRS was made).
     pub fn adopt(&self, r1cs: Arc<R1cs>) {
-        self.entries().insert(r1cs.proof, Entry::Ready { r1cs, took: Duration::ZERO });
+        self.entries().insert(
+            r1cs.proof,
+            Entry::Ready {
+                r1cs,
+                took: Duration::ZERO,
+            },
+        );
     }
 
     /// Forget `proof`'s circuit (its SRS was evicted); running partitions keep their reference.
@@ -139,7 +166,8 @@ impl Circuits {
     /// Stop recordings in progress (they give up at their next check) and join their threads.
     pub fn shutdown(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let threads: Vec<_> =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }

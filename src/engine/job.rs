@@ -27,7 +27,10 @@ pub enum JobState {
 
 impl JobState {
     pub fn is_final(self) -> bool {
-        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Done | JobState::Failed | JobState::Cancelled
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -143,7 +146,10 @@ impl Job {
                 error: None,
                 result: None,
                 proofs: vec![None; partitions],
-                timings: JobTimings { srs: srs_time, ..Default::default() },
+                timings: JobTimings {
+                    srs: srs_time,
+                    ..Default::default()
+                },
                 started: false,
                 finished_at: None,
                 cpu_fallback_partitions: 0,

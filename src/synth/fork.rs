@@ -30,7 +30,8 @@ pub(crate) trait Forkable: ConstraintSystem<Scalar, Root = Self> + Sized + Sync 
     fn end(self) -> Self;
     /// (constraints, inputs, aux) so far.
     fn sizes(&self) -> (usize, usize, usize);
-    fn fork(&self, hint: super::SizeHint) -> Self::Fork<'_>;
+    /// `n` forks, one per independent sub-circuit, in sequential order.
+    fn forks(&mut self, n: usize, hint: super::SizeHint) -> Vec<Self::Fork<'_>>;
     fn finish(fork: Self::Fork<'_>) -> Self::Finished;
     /// Append a finished fork; forks are absorbed in sequential order.
     fn absorb(&mut self, f: Self::Finished);
@@ -48,8 +49,9 @@ impl Forkable for Assignment {
     fn sizes(&self) -> (usize, usize, usize) {
         (self.num_constraints(), self.input.len(), self.aux.len())
     }
-    fn fork(&self, hint: super::SizeHint) -> Fork<'_> {
-        Fork::new(self, hint)
+    fn forks(&mut self, n: usize, hint: super::SizeHint) -> Vec<Fork<'_>> {
+        let parent: &Self = self;
+        (0..n).map(|_| Fork::new(parent, hint)).collect()
     }
     fn finish(fork: Fork<'_>) -> Forked {
         fork.finish()
@@ -60,8 +62,8 @@ impl Forkable for Assignment {
 }
 
 impl Forkable for super::witness::Witness {
-    type Fork<'p> = super::witness::WitnessFork;
-    type Finished = super::witness::WitnessFork;
+    type Fork<'p> = super::witness::WitnessFork<'p>;
+    type Finished = super::witness::WitnessPart;
     fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError> {
         Ok(Self::begin(hint))
     }
@@ -71,11 +73,11 @@ impl Forkable for super::witness::Witness {
     fn sizes(&self) -> (usize, usize, usize) {
         (self.constraints, self.input.len(), self.aux.len())
     }
-    fn fork(&self, hint: super::SizeHint) -> Self::Fork<'_> {
-        super::witness::WitnessFork::new(self, hint)
+    fn forks(&mut self, n: usize, hint: super::SizeHint) -> Vec<Self::Fork<'_>> {
+        super::witness::Witness::forks(self, n, hint)
     }
     fn finish(fork: Self::Fork<'_>) -> Self::Finished {
-        fork
+        fork.finish()
     }
     fn absorb(&mut self, f: Self::Finished) {
         Self::absorb(self, f)
@@ -121,7 +123,12 @@ impl<'p> Fork<'p> {
     }
 
     pub fn finish(self) -> Forked {
-        Forked { base_input: self.parent.input.len(), base_aux: self.parent.aux.len(), local: self.local, touched: self.touched }
+        Forked {
+            base_input: self.parent.input.len(),
+            base_aux: self.parent.aux.len(),
+            local: self.local,
+            touched: self.touched,
+        }
     }
 }
 
@@ -175,7 +182,9 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
         AR: Into<String>,
     {
         let v = self.local.alloc(n, f)?;
-        Ok(Variable::new_unchecked(Index::Aux(self.parent.aux.len() + index_of(v))))
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.parent.aux.len() + index_of(v),
+        )))
     }
 
     fn alloc_input<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
@@ -185,7 +194,9 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
         AR: Into<String>,
     {
         let v = self.local.alloc_input(n, f)?;
-        Ok(Variable::new_unchecked(Index::Input(self.parent.input.len() + index_of(v))))
+        Ok(Variable::new_unchecked(Index::Input(
+            self.parent.input.len() + index_of(v),
+        )))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -225,7 +236,10 @@ impl Assignment {
     /// synthesis would have produced them, and the parent must not have grown in between
     /// except by absorbing its earlier forks.
     pub(crate) fn absorb(&mut self, f: Forked) {
-        assert!(f.base_input <= self.input.len() && f.base_aux <= self.aux.len(), "fork absorbed into the wrong parent");
+        assert!(
+            f.base_input <= self.input.len() && f.base_aux <= self.aux.len(),
+            "fork absorbed into the wrong parent"
+        );
         let Forked { local, touched, .. } = f;
         for i in touched.a_aux.iter_ones() {
             self.a_aux_density.inc(i);
@@ -244,9 +258,21 @@ impl Assignment {
             mine.bv.extend_from_bitslice(&theirs.bv);
             mine.total_density += theirs.total_density;
         }
-        let Assignment { a, b, c, input, aux, .. } = local;
+        let Assignment {
+            a,
+            b,
+            c,
+            input,
+            aux,
+            ..
+        } = local;
         append(&mut self.input, input);
-        for (mine, theirs) in [(&mut self.a, a), (&mut self.b, b), (&mut self.c, c), (&mut self.aux, aux)] {
+        for (mine, theirs) in [
+            (&mut self.a, a),
+            (&mut self.b, b),
+            (&mut self.c, c),
+            (&mut self.aux, aux),
+        ] {
             append(mine, theirs);
         }
     }
@@ -258,11 +284,14 @@ pub(super) fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
     const CHUNK: usize = 1 << 16;
     let (old, n) = (dst.len(), src.len());
     dst.reserve(n);
-    dst.spare_capacity_mut()[..n].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-        for (d, s) in d.iter_mut().zip(s) {
-            d.write(*s);
-        }
-    });
+    dst.spare_capacity_mut()[..n]
+        .par_chunks_mut(CHUNK)
+        .zip(src.par_chunks(CHUNK))
+        .for_each(|(d, s)| {
+            for (d, s) in d.iter_mut().zip(s) {
+                d.write(*s);
+            }
+        });
     // SAFETY: the n slots after `old` were written just above.
     unsafe { dst.set_len(old + n) };
     if n >= CHUNK {

@@ -76,7 +76,11 @@ impl R1cs {
     /// Record `proof`'s partition circuit from its blank circuit (one thread: seconds at 2 KiB,
     /// about a minute and a half at 32 GiB); `hint` (the SRS's) sizes the vectors up front.
     /// Gives up with `Cancelled` soon after `cancelled()` turns true.
-    pub fn record(proof: RegisteredSealProof, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
+    pub fn record(
+        proof: RegisteredSealProof,
+        hint: SizeHint,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<R1cs> {
         with_tree_shape!(proof, record_tree, proof, hint, cancelled)
     }
 
@@ -93,9 +97,16 @@ impl R1cs {
 
     pub fn stats(&self) -> R1csStats {
         let terms = self.rows.each_ref().map(|m| m.terms.len());
-        let bytes = self.rows.iter().map(|m| 4 * m.end.capacity() + 8 * m.terms.capacity()).sum::<usize>()
+        let bytes = self
+            .rows
+            .iter()
+            .map(|m| 4 * m.end.capacity() + 8 * m.terms.capacity())
+            .sum::<usize>()
             + 32 * self.coeffs.capacity()
-            + (self.a_aux_density.bv.len() + self.b_aux_density.bv.len() + self.b_input_density.bv.len()) / 8;
+            + (self.a_aux_density.bv.len()
+                + self.b_aux_density.bv.len()
+                + self.b_input_density.bv.len())
+                / 8;
         R1csStats {
             constraints: self.constraints(),
             inputs: self.inputs,
@@ -137,7 +148,12 @@ impl R1cs {
         &self.coeffs
     }
 
-    fn assignment(&self, w: Witness, [a, b, c]: [Vec<Scalar>; 3], deferred: Option<Arc<R1cs>>) -> Assignment {
+    fn assignment(
+        &self,
+        w: Witness,
+        [a, b, c]: [Vec<Scalar>; 3],
+        deferred: Option<Arc<R1cs>>,
+    ) -> Assignment {
         Assignment {
             prepared: None,
             deferred,
@@ -153,7 +169,10 @@ impl R1cs {
     }
 
     fn check(&self, w: &Witness) -> Result<()> {
-        if w.input.len() != self.inputs || w.aux.len() != self.aux || w.constraints != self.constraints() {
+        if w.input.len() != self.inputs
+            || w.aux.len() != self.aux
+            || w.constraints != self.constraints()
+        {
             return Err(err!(
                 Internal,
                 "witness ({} inputs, {} aux, {} constraints) does not fit the recorded {} circuit ({}, {}, {})",
@@ -174,11 +193,14 @@ impl R1cs {
         const CHUNK: usize = 1 << 14;
         let n = m.end.len();
         let mut out: Vec<Scalar> = Vec::with_capacity(n);
-        out.spare_capacity_mut()[..n].par_chunks_mut(CHUNK).enumerate().for_each(|(k, dst)| {
-            for (j, d) in dst.iter_mut().enumerate() {
-                d.write(self.row(m, k * CHUNK + j, input, aux));
-            }
-        });
+        out.spare_capacity_mut()[..n]
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(k, dst)| {
+                for (j, d) in dst.iter_mut().enumerate() {
+                    d.write(self.row(m, k * CHUNK + j, input, aux));
+                }
+            });
         // SAFETY: all n slots were written above.
         unsafe { out.set_len(n) };
         out
@@ -189,7 +211,11 @@ impl R1cs {
         let mut acc = Scalar::ZERO;
         for &t in &m.terms[m.range(r)] {
             let var = t as u32;
-            let v = if var & INPUT != 0 { input[(var & !INPUT) as usize] } else { aux[var as usize] };
+            let v = if var & INPUT != 0 {
+                input[(var & !INPUT) as usize]
+            } else {
+                aux[var as usize]
+            };
             match (t >> 32) as u32 {
                 ONE => acc += v,
                 MINUS_ONE => acc -= v,
@@ -285,7 +311,11 @@ impl<'c> Recorder<'c> {
             self.row(2, &LinearCombination::zero());
         }
         if self.overflow || self.inputs >= INPUT as usize || self.aux >= INPUT as usize {
-            return Err(err!(Internal, "the {} circuit is too large to record", registry::name(proof)));
+            return Err(err!(
+                Internal,
+                "the {} circuit is too large to record",
+                registry::name(proof)
+            ));
         }
         for m in &mut self.rows {
             m.terms.shrink_to_fit();
@@ -367,10 +397,15 @@ fn record_tree<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<R1cs> {
     let circuit = super::shape::blank_circuit::<Tree>(proof)?;
     let mut cs = Recorder::new(hint, cancelled);
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "recording")?;
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
+        .status(Status::Internal, "recording")?;
     let res = bellperson::Circuit::synthesize(circuit, &mut cs);
     if cancelled() {
-        return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(proof)));
+        return Err(err!(
+            Cancelled,
+            "recording the {} circuit was cancelled",
+            registry::name(proof)
+        ));
     }
     res.status(Status::Internal, "recording the blank circuit")?;
     cs.finish(proof)

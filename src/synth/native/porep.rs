@@ -1,0 +1,270 @@
+//! A StackedDrg partition's witness with SHA-256 computed natively: the prefix and the fork per
+//! challenge as in [`crate::synth::challenges`], and each challenge's sub-circuit mirroring
+//! `storage_proofs_porep::stacked::circuit::params::Proof::synthesize` (19.x) step for step —
+//! upstream gadgets for columns, Poseidon and Merkle paths; [`create_label`] and
+//! [`sha256_inclusion`] for the SHA-256 parts.
+
+use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
+use bellperson::gadgets::multipack;
+use bellperson::gadgets::num::AllocatedNum;
+use bellperson::{ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
+use filecoin_proofs::constants::DefaultPieceDomain;
+use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
+use generic_array::typenum::{U11, U2};
+use storage_proofs_core::gadgets::por::PoRCircuit;
+use storage_proofs_core::gadgets::uint64::UInt64;
+use storage_proofs_core::gadgets::variables::Root;
+use storage_proofs_core::gadgets::{constraint, encode::encode, insertion::insert};
+use storage_proofs_core::merkle::MerkleProofTrait;
+use storage_proofs_core::util::reverse_bit_numbering;
+use storage_proofs_porep::stacked;
+
+use super::bits::Bit;
+use super::sha256::sha256;
+use super::Sink;
+use crate::synth::challenges::{self, circuit_proofs, ReplicaDomain};
+use crate::synth::witness::{Witness, WitnessFork};
+use crate::synth::SizeHint;
+
+/// Partition witness of `vanilla` (one partition's challenges), equal to upstream's.
+pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
+    public_inputs: &stacked::PublicInputs<ReplicaDomain<Tree>, DefaultPieceDomain>,
+    vanilla: &[VanillaSealProof<Tree>],
+    hint: SizeHint,
+) -> Result<Witness, SynthesisError> {
+    let items: Vec<_> = circuit_proofs!(Tree, vanilla)
+        .into_iter()
+        .zip(vanilla)
+        .collect();
+    challenges::run::<Tree, Witness, _>(
+        public_inputs,
+        vanilla,
+        hint,
+        items,
+        |cs: &mut WitnessFork<'_>, (proof, v), p| {
+            let layers = v.labeling_proofs.len();
+            let data_leaf = AllocatedNum::alloc(cs.namespace(|| "data_leaf"), || {
+                proof.data_leaf.ok_or(SynthesisError::AssignmentMissing)
+            })?;
+            sha256_inclusion(cs, &data_leaf, v.comm_d_proofs.as_options(), &p.comm_d)?;
+
+            // Parent columns: allocated, hashed (Poseidon) and proven against comm_c, drg then
+            // expander parents.
+            let (n_drg, mut parent_columns) = (proof.drg_parents_proofs.len(), Vec::new());
+            for parent in proof
+                .drg_parents_proofs
+                .into_iter()
+                .chain(proof.exp_parents_proofs)
+            {
+                let (column, path) = parent.alloc(&mut *cs)?;
+                let hash = column.hash(&mut *cs)?;
+                inclusion::<Tree>(cs, hash, path, &p.comm_c)?;
+                parent_columns.push(column);
+            }
+            let (drg, exp) = parent_columns.split_at(n_drg);
+
+            let challenge = UInt64::alloc(cs.namespace(|| "challenge"), proof.challenge)?;
+            challenge.pack_into_input(cs.namespace(|| "challenge input"))?;
+            let node = bits(&challenge.to_bits_be())?;
+            let replica_id = bits(&p.replica_id_bits)?;
+
+            let mut labels = Vec::with_capacity(layers);
+            for layer in 1..=layers {
+                let mut parents = Vec::with_capacity(drg.len() + exp.len());
+                for col in drg {
+                    parents.push(bits(&reverse_bit_numbering(
+                        col.get_value(layer).to_bits_le(&mut *cs)?,
+                    ))?);
+                }
+                if layer > 1 {
+                    for col in exp {
+                        parents.push(bits(&reverse_bit_numbering(
+                            col.get_value(layer - 1).to_bits_le(&mut *cs)?,
+                        ))?);
+                    }
+                }
+                // The 37 parents a label hashes: the base parents repeated as upstream does.
+                let n = parents.len();
+                let expanded: Vec<&[Bit]> = if layer > 1 {
+                    (0..2 * n)
+                        .map(|i| i % n)
+                        .chain(0..9)
+                        .map(|i| parents[i].as_slice())
+                        .collect()
+                } else {
+                    (0..6 * n)
+                        .map(|i| i % n)
+                        .chain([0])
+                        .map(|i| parents[i].as_slice())
+                        .collect()
+                };
+                if expanded.len() != 37 {
+                    return Err(SynthesisError::Unsatisfiable);
+                }
+                labels.push(create_label(
+                    cs,
+                    &replica_id,
+                    &expanded,
+                    layer as u32,
+                    &node,
+                )?);
+            }
+
+            let key = labels.last().ok_or(SynthesisError::AssignmentMissing)?;
+            let encoded = encode(cs.namespace(|| "encode_node"), key, &data_leaf)?;
+            inclusion::<Tree>(cs, encoded, proof.comm_r_last_path, &p.comm_r_last)?;
+
+            let column_hash = match labels.len() {
+                2 => neptune::circuit::poseidon_hash::<_, Scalar, U2>(
+                    &mut *cs,
+                    labels,
+                    &*POSEIDON_CONSTANTS_2,
+                )?,
+                11 => neptune::circuit::poseidon_hash::<_, Scalar, U11>(
+                    &mut *cs,
+                    labels,
+                    &*POSEIDON_CONSTANTS_11,
+                )?,
+                _ => return Err(SynthesisError::Unsatisfiable), // upstream supports no other column size
+            };
+            inclusion::<Tree>(cs, column_hash, proof.comm_c_path, &p.comm_c)
+        },
+    )
+}
+
+/// `enforce_inclusion` of upstream's circuit: a leaf under a root of a tree of `Tree`'s shape.
+fn inclusion<Tree: MerkleTreeTrait>(
+    cs: &mut WitnessFork<'_>,
+    leaf: AllocatedNum<Scalar>,
+    path: storage_proofs_core::gadgets::por::AuthPath<
+        Tree::Hasher,
+        Tree::Arity,
+        Tree::SubTreeArity,
+        Tree::TopTreeArity,
+    >,
+    root: &AllocatedNum<Scalar>,
+) -> Result<(), SynthesisError> {
+    PoRCircuit::<Tree>::synthesize(
+        cs,
+        Root::from_allocated::<WitnessFork<'_>>(leaf),
+        path,
+        Root::from_allocated::<WitnessFork<'_>>(root.clone()),
+        true,
+    )
+}
+
+/// The gadget bits behind upstream `Boolean`s.
+fn bits(b: &[Boolean]) -> Result<Vec<Bit>, SynthesisError> {
+    b.iter()
+        .map(|b| match b {
+            Boolean::Constant(c) => Ok(Bit::Const(*c)),
+            Boolean::Is(a) => a
+                .get_value()
+                .map(Bit::Is)
+                .ok_or(SynthesisError::AssignmentMissing),
+            Boolean::Not(a) => a
+                .get_value()
+                .map(Bit::Not)
+                .ok_or(SynthesisError::AssignmentMissing),
+        })
+        .collect()
+}
+
+/// `multipack::pack_bits`: the first 254 bits (least significant first) as one number.
+fn pack_bits<C: ConstraintSystem<Scalar> + Sink>(
+    cs: &mut C,
+    bits: &[Bit],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let mut le = [0u8; 32];
+    for (i, b) in bits.iter().take(254).enumerate() {
+        le[i / 8] |= (b.value() as u8) << (i % 8);
+    }
+    let value =
+        Option::<Scalar>::from(Scalar::from_bytes_le(&le)).ok_or(SynthesisError::Unsatisfiable)?;
+    let num = AllocatedNum::alloc(cs.namespace(|| "input"), || Ok(value))?;
+    cs.constraints(1); // the packing constraint
+    Ok(num)
+}
+
+/// `create_label_circuit`: SHA-256 of replica id, layer, node and the 37 parents' labels.
+fn create_label<C: ConstraintSystem<Scalar> + Sink>(
+    cs: &mut C,
+    replica_id: &[Bit],
+    parents: &[&[Bit]],
+    layer: u32,
+    node_be: &[Bit],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let mut msg = Vec::with_capacity((2 + parents.len()) * 256);
+    msg.extend_from_slice(replica_id);
+    msg.resize(msg.len().max(256), Bit::Const(false));
+    msg.extend((0..32).rev().map(|i| Bit::Const((layer >> i) & 1 == 1)));
+    msg.extend_from_slice(node_be);
+    msg.resize(msg.len().max(512), Bit::Const(false));
+    for parent in parents {
+        msg.extend_from_slice(parent);
+        msg.resize(msg.len().next_multiple_of(256), Bit::Const(false));
+    }
+    let digest = sha256(cs, &msg);
+    let le: Vec<Bit> = digest
+        .chunks(8)
+        .flat_map(|c| c.iter().rev())
+        .copied()
+        .collect();
+    pack_bits(cs, &le)
+}
+
+/// `PoRCircuit::synthesize` for the binary SHA-256 tree of comm_d (arity 2, no sub or top
+/// tree, private root): per level an index bit, the sibling, the ordered pair, its hash.
+fn sha256_inclusion<C: ConstraintSystem<Scalar> + Sink>(
+    cs: &mut C,
+    leaf: &AllocatedNum<Scalar>,
+    path: Vec<(Vec<Option<Scalar>>, Option<usize>)>,
+    root: &AllocatedNum<Scalar>,
+) -> Result<(), SynthesisError> {
+    let mut cur = leaf.clone();
+    let mut path_bits = Vec::with_capacity(path.len());
+    for (hashes, index) in path {
+        let index = index.ok_or(SynthesisError::AssignmentMissing)?;
+        let bit = Boolean::from(AllocatedBit::alloc(
+            cs.namespace(|| "index bit"),
+            Some(index & 1 == 1),
+        )?);
+        path_bits.push(bit.clone());
+        let siblings = hashes
+            .iter()
+            .map(|h| {
+                AllocatedNum::alloc(cs.namespace(|| "path element"), || {
+                    h.ok_or(SynthesisError::AssignmentMissing)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pair = insert(cs, &cur, &[bit], &siblings)?;
+        cur = sha256_leaves(cs, &pair)?;
+    }
+    multipack::pack_into_inputs(cs.namespace(|| "path"), &path_bits)?;
+    constraint::equal(cs, || "enforce root is correct", &cur, root);
+    Ok(())
+}
+
+/// `Sha256Function::hash_multi_leaf_circuit`: each leaf's 255 bits padded to bytes (bits
+/// reversed within each byte), hashed, the digest's first 254 bits packed.
+fn sha256_leaves<C: ConstraintSystem<Scalar> + Sink>(
+    cs: &mut C,
+    leaves: &[AllocatedNum<Scalar>],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let mut msg = Vec::with_capacity(leaves.len() * 256);
+    for leaf in leaves {
+        let mut b = bits(&leaf.to_bits_le(cs.namespace(|| "num_into_bits"))?)?;
+        b.resize(b.len().next_multiple_of(8), Bit::Const(false));
+        msg.extend(b.chunks_exact(8).flat_map(|c| c.iter().rev()).copied());
+    }
+    let digest = sha256(cs, &msg);
+    let le: Vec<Bit> = digest
+        .chunks(8)
+        .flat_map(|c| c.iter().rev())
+        .copied()
+        .collect();
+    pack_bits(cs, &le)
+}
