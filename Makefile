@@ -19,6 +19,7 @@ test: test-rust test-examples
 .PHONY: test-rust
 test-rust:
 	$(CARGO) test --release --no-fail-fast
+	$(CARGO) test --release --manifest-path tools/cuzk-timeline/Cargo.toml
 
 build:
 	$(CARGO) build --release

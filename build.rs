@@ -19,20 +19,12 @@ mod cuda {
         println!("cargo:rerun-if-env-changed=NVCC");
         println!("cargo:rerun-if-env-changed=CUDA_PATH");
         let candidates: Vec<PathBuf> = [
-            env::var_os("NVCC")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
-            env::var_os("CUDA_PATH")
-                .filter(|v| !v.is_empty())
-                .map(|p| Path::new(&p).join("bin").join("nvcc")),
+            env::var_os("NVCC").filter(|v| !v.is_empty()).map(PathBuf::from),
+            env::var_os("CUDA_PATH").filter(|v| !v.is_empty()).map(|p| Path::new(&p).join("bin").join("nvcc")),
         ]
         .into_iter()
         .flatten()
-        .chain(env::var_os("PATH").into_iter().flat_map(|p| {
-            env::split_paths(&p)
-                .map(|d| d.join("nvcc"))
-                .collect::<Vec<_>>()
-        }))
+        .chain(env::var_os("PATH").into_iter().flat_map(|p| env::split_paths(&p).map(|d| d.join("nvcc")).collect::<Vec<_>>()))
         .collect();
         for c in &candidates {
             if c.is_file() {
@@ -57,10 +49,7 @@ mod cuda {
         if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
             return false;
         }
-        if env::var("CARGO_ENCODED_RUSTFLAGS")
-            .unwrap_or_default()
-            .contains("target-cpu=")
-        {
+        if env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().contains("target-cpu=") {
             let feats = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
             return feats.split(',').any(|f| f == "adx");
         }
@@ -81,9 +70,7 @@ mod cuda {
 
     fn archs() -> Vec<u32> {
         println!("cargo:rerun-if-env-changed=CUZK_CUDA_ARCHS");
-        let list = env::var("CUZK_CUDA_ARCHS")
-            .ok()
-            .filter(|v| !v.trim().is_empty());
+        let list = env::var("CUZK_CUDA_ARCHS").ok().filter(|v| !v.trim().is_empty());
         let list = list.as_deref().unwrap_or(DEFAULT_ARCHS);
         let archs: Vec<u32> = list
             .split([';', ',', ' '])
@@ -103,10 +90,8 @@ mod cuda {
     pub fn build() {
         let nvcc = find_nvcc();
         let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
-        let sppark =
-            PathBuf::from(env::var("DEP_SPPARK_ROOT").expect("sppark did not export its ROOT"));
-        let blst =
-            PathBuf::from(env::var("DEP_BLST_C_SRC").expect("blst did not export its C_SRC"));
+        let sppark = PathBuf::from(env::var("DEP_SPPARK_ROOT").expect("sppark did not export its ROOT"));
+        let blst = PathBuf::from(env::var("DEP_BLST_C_SRC").expect("blst did not export its C_SRC"));
         println!("cargo:rerun-if-changed={}", root.join("cuda").display());
         // cc reads the CUDA compiler from NVCC; this process is single-threaded.
         env::set_var("NVCC", &nvcc);
@@ -128,16 +113,11 @@ mod cuda {
             .flag("-Wno-subobject-linkage")
             .warnings(false);
         for arch in archs() {
-            b.flag("-gencode")
-                .flag(&format!("arch=compute_{arch},code=sm_{arch}"));
+            b.flag("-gencode").flag(&format!("arch=compute_{arch},code=sm_{arch}"));
         }
         // PTX of the newest architecture, so GPUs newer than every SASS above still run (JIT).
-        let ptx = archs()
-            .into_iter()
-            .max()
-            .expect("at least one architecture");
-        b.flag("-gencode")
-            .flag(&format!("arch=compute_{ptx},code=compute_{ptx}"));
+        let ptx = archs().into_iter().max().expect("at least one architecture");
+        b.flag("-gencode").flag(&format!("arch=compute_{ptx},code=compute_{ptx}"));
         if env::var_os("CARGO_FEATURE_CUDA_FAULT_INJECTION").is_some() {
             b.define("CUZK_CUDA_FAULT_INJECTION", None);
         }

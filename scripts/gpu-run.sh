@@ -6,7 +6,8 @@
 #
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
 #   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
-#           peer on the same C1), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
+#           peer on the same C1), supraseal-stream (STREAM_JOBS peer C2 calls shared by each of
+#           STREAM_THREADS thread counts of one process; pair with e2e and E2E_JOBS), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
@@ -43,7 +44,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal|soak-*|faults) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -92,17 +93,21 @@ for s0 in "${stages[@]}"; do
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
     e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; wait_fixture
-        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs 16 --synthesis-workers "$w" ;;
+        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs "${E2E_JOBS:-16}" --synthesis-workers "$w" ;;
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
+    supraseal-stream) wait_fixture; run supraseal-stream 300 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
+        LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+        .gpu-carry/supraseal-c2-bench stream "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" \
+        "${STREAM_JOBS:-32}" "${STREAM_THREADS:-1,8,16,32}" ;;
     synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
-    shaped-*) run "$s" 560 "$BIN" bench-shaped --proof "${s#shaped-}" --jobs ${SHAPED_JOBS:-2} --synthesis-workers ${SYNTH_WORKERS:-0} ;;
+    shaped-*) run "$s" 560 "$BIN" bench-shaped --proof "${s#shaped-}" --jobs ${SHAPED_JOBS:-2} --synthesis-workers ${SYNTH_WORKERS:-0} --timeline "$OUT/timeline-$s.json" ;;
     synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 --modes "${SYNTH_MODES:-both}" ;;
     *) echo "unknown stage $s" ;;
   esac

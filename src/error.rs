@@ -48,10 +48,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(status: Status, message: impl Into<String>) -> Self {
-        Error {
-            status,
-            message: message.into(),
-        }
+        Error { status, message: message.into() }
     }
 
     /// Prefix the message with what we were doing, keeping the status.

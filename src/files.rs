@@ -43,19 +43,14 @@ fn kind(mode: u32) -> &'static str {
 fn refusal(uid: u32, mode: u32, trust: Trust) -> Option<String> {
     let me = euid();
     if uid != me && uid != 0 {
-        return Some(format!(
-            "is owned by uid {uid}, not by this process's user (uid {me}) or root"
-        ));
+        return Some(format!("is owned by uid {uid}, not by this process's user (uid {me}) or root"));
     }
     let writable_by_others = match trust {
         Trust::Params => mode & 0o002 != 0,
         Trust::Private => mode & 0o022 != 0,
     };
     if writable_by_others {
-        return Some(format!(
-            "is writable by other users (mode {:o})",
-            mode & 0o7777
-        ));
+        return Some(format!("is writable by other users (mode {:o})", mode & 0o7777));
     }
     None
 }
@@ -71,9 +66,7 @@ pub fn open_regular(path: &Path, trust: Trust) -> std::result::Result<File, Stri
             Some(libc::ELOOP) => "is a symbolic link (give the real path)".to_string(),
             _ => e.to_string(),
         })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot stat it: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot stat it: {e}"))?;
     if !meta.file_type().is_file() {
         return Err(format!("is {}, not a regular file", kind(meta.mode())));
     }
@@ -92,25 +85,17 @@ pub fn check_private_dir(dir: &Path) -> std::result::Result<(), String> {
     }
     let (uid, mode, me) = (meta.uid(), meta.mode(), euid());
     if uid != me && uid != 0 {
-        return Err(format!(
-            "is owned by uid {uid}, not by this process's user (uid {me}) or root"
-        ));
+        return Err(format!("is owned by uid {uid}, not by this process's user (uid {me}) or root"));
     }
     if mode & 0o022 != 0 && mode & libc::S_ISVTX == 0 {
-        return Err(format!(
-            "is writable by other users (mode {:o})",
-            mode & 0o7777
-        ));
+        return Err(format!("is writable by other users (mode {:o})", mode & 0o7777));
     }
     Ok(())
 }
 
 /// Create `dir` (and its parents) readable and writable by this user only, if missing.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// A new file beside `target` under a unique name (`<target>.<pid>.<n>.partial`), created
@@ -125,15 +110,9 @@ impl TempFile {
     pub fn create(target: &Path) -> std::io::Result<TempFile> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let mut name: OsString = target.as_os_str().to_owned();
-        let suffix = format!(
-            ".{}.{}{nanos:x}.partial",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let suffix = format!(".{}.{}{nanos:x}.partial", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         name.push(suffix);
         let path = PathBuf::from(OsString::from_vec(name.into_vec()));
         let file = OpenOptions::new()
@@ -144,10 +123,7 @@ impl TempFile {
             .open(&path)?;
         // The mode asked for is masked by the umask; make sure of 0600.
         file.set_permissions(fs::Permissions::from_mode(0o600))?;
-        Ok(TempFile {
-            path,
-            file: Some(file),
-        })
+        Ok(TempFile { path, file: Some(file) })
     }
 
     pub fn file(&self) -> &File {
@@ -194,43 +170,27 @@ mod tests {
         assert!(open_regular(&f, Trust::Private).is_ok());
 
         std::os::unix::fs::symlink(&f, d.join("link")).unwrap();
-        assert!(open_regular(&d.join("link"), Trust::Params)
-            .unwrap_err()
-            .contains("symbolic link"));
+        assert!(open_regular(&d.join("link"), Trust::Params).unwrap_err().contains("symbolic link"));
 
         let fifo = d.join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(
-            open_regular(&fifo, Trust::Params)
-                .unwrap_err()
-                .contains("FIFO"),
-            "must not block on a FIFO"
-        );
+        assert!(open_regular(&fifo, Trust::Params).unwrap_err().contains("FIFO"), "must not block on a FIFO");
 
-        assert!(open_regular(&d, Trust::Params)
-            .unwrap_err()
-            .contains("directory"));
+        assert!(open_regular(&d, Trust::Params).unwrap_err().contains("directory"));
 
         fs::set_permissions(&f, fs::Permissions::from_mode(0o664)).unwrap();
         assert!(open_regular(&f, Trust::Params).is_ok());
-        assert!(open_regular(&f, Trust::Private)
-            .unwrap_err()
-            .contains("writable by other users"));
+        assert!(open_regular(&f, Trust::Private).unwrap_err().contains("writable by other users"));
         fs::set_permissions(&f, fs::Permissions::from_mode(0o646)).unwrap();
-        assert!(open_regular(&f, Trust::Params)
-            .unwrap_err()
-            .contains("writable by other users"));
+        assert!(open_regular(&f, Trust::Params).unwrap_err().contains("writable by other users"));
 
         assert!(check_private_dir(&d).is_ok());
         fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).unwrap();
         assert!(check_private_dir(&d).unwrap_err().contains("writable"));
         fs::set_permissions(&d, fs::Permissions::from_mode(0o1777)).unwrap();
-        assert!(
-            check_private_dir(&d).is_ok(),
-            "sticky directories cannot have our files replaced"
-        );
+        assert!(check_private_dir(&d).is_ok(), "sticky directories cannot have our files replaced");
         fs::remove_dir_all(&d).unwrap();
     }
 
@@ -249,11 +209,7 @@ mod tests {
         (&*a.file()).write_all(b"data").unwrap();
         a.commit(&target).unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"data");
-        assert_eq!(
-            fs::read_dir(&d).unwrap().count(),
-            1,
-            "only the target is left"
-        );
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "only the target is left");
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -16,12 +16,7 @@ use crate::error::Result;
 
 /// A host's log sink: level (1 = error … 5 = trace), target and message, both NUL-terminated
 /// and valid only during the call; `user` as registered. Called from any cuzk thread.
-pub type LogCallback = unsafe extern "C" fn(
-    level: c_int,
-    target: *const c_char,
-    message: *const c_char,
-    user: *mut c_void,
-);
+pub type LogCallback = unsafe extern "C" fn(level: c_int, target: *const c_char, message: *const c_char, user: *mut c_void);
 
 struct Sink {
     filter: Filter,
@@ -39,30 +34,15 @@ static OURS: OnceLock<bool> = OnceLock::new();
 
 fn parse(spec: &str) -> Result<Filter> {
     let mut b = env_filter::Builder::new();
-    b.try_parse(spec).map_err(|e| {
-        err!(
-            InvalidArgument,
-            "log filter {spec:?} is not RUST_LOG syntax: {e}"
-        )
-    })?;
+    b.try_parse(spec).map_err(|e| err!(InvalidArgument, "log filter {spec:?} is not RUST_LOG syntax: {e}"))?;
     Ok(b.build())
 }
 
 fn logger() -> &'static Logger {
     LOGGER.get_or_init(|| {
-        let spec = std::env::var("RUST_LOG")
-            .ok()
-            .filter(|s| !s.trim().is_empty());
-        let filter = spec
-            .as_deref()
-            .and_then(|s| parse(s).ok())
-            .unwrap_or_else(|| parse("warn").expect("a valid filter"));
-        Logger {
-            sink: RwLock::new(Sink {
-                filter,
-                callback: None,
-            }),
-        }
+        let spec = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty());
+        let filter = spec.as_deref().and_then(|s| parse(s).ok()).unwrap_or_else(|| parse("warn").expect("a valid filter"));
+        Logger { sink: RwLock::new(Sink { filter, callback: None }) }
     })
 }
 
@@ -72,13 +52,7 @@ pub fn init() {
         let l = logger();
         let ours = log::set_logger(l).is_ok();
         if ours {
-            log::set_max_level(
-                l.sink
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .filter
-                    .filter(),
-            );
+            log::set_max_level(l.sink.read().unwrap_or_else(|e| e.into_inner()).filter.filter());
         }
         let _ = OURS.set(ours);
     });
@@ -90,10 +64,7 @@ pub fn configure(filter: Option<&str>, callback: Option<(LogCallback, *mut c_voi
     let filter = filter.map(parse).transpose()?;
     init();
     if OURS.get() != Some(&true) {
-        return Err(err!(
-            Unsupported,
-            "the process installed its own Rust logger before cuzk; cuzk's log records go to it"
-        ));
+        return Err(err!(Unsupported, "the process installed its own Rust logger before cuzk; cuzk's log records go to it"));
     }
     let mut s = logger().sink.write().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = filter {
@@ -116,11 +87,7 @@ fn level_number(l: Level) -> c_int {
 
 impl Log for Logger {
     fn enabled(&self, m: &Metadata<'_>) -> bool {
-        self.sink
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .filter
-            .enabled(m)
+        self.sink.read().unwrap_or_else(|e| e.into_inner()).filter.enabled(m)
     }
 
     fn log(&self, r: &Record<'_>) {
@@ -134,19 +101,10 @@ impl Log for Logger {
                 let (target, message) = (text(r.target().to_owned()), text(r.args().to_string()));
                 // SAFETY: the host registered `cb` for exactly this signature; the strings live
                 // for the call.
-                unsafe {
-                    cb(
-                        level_number(r.level()),
-                        target.as_ptr(),
-                        message.as_ptr(),
-                        user as *mut c_void,
-                    )
-                };
+                unsafe { cb(level_number(r.level()), target.as_ptr(), message.as_ptr(), user as *mut c_void) };
             }
             None => {
-                let t = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default();
+                let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
                 let _ = writeln!(
                     std::io::stderr().lock(),
                     "[{}.{:03} {:<5} {}] {}",

@@ -62,9 +62,7 @@ const C_NAMES: [&std::ffi::CStr; 20] = [
 
 /// The static name of a filecoin-ffi number, if it is one.
 pub fn c_name(n: i64) -> Option<&'static std::ffi::CStr> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|i| C_NAMES.get(i).copied())
+    usize::try_from(n).ok().and_then(|i| C_NAMES.get(i).copied())
 }
 
 /// The registered proof for a filecoin-ffi number, or an error naming the number.
@@ -72,20 +70,12 @@ pub fn from_number(n: i64) -> Result<RegisteredSealProof> {
     usize::try_from(n)
         .ok()
         .and_then(|i| BY_NUMBER.get(i).copied())
-        .ok_or_else(|| {
-            err!(
-                InvalidArgument,
-                "unknown registered seal proof number {n} (expected 0..=19)"
-            )
-        })
+        .ok_or_else(|| err!(InvalidArgument, "unknown registered seal proof number {n} (expected 0..=19)"))
 }
 
 /// The filecoin-ffi number of a registered proof.
 pub fn to_number(p: RegisteredSealProof) -> i64 {
-    BY_NUMBER
-        .iter()
-        .position(|q| *q == p)
-        .expect("every variant is numbered") as i64
+    BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
 }
 
 /// Parse a name as written in C1 JSON ("StackedDrg2KiBV1_1") or a number ("5").
@@ -180,15 +170,9 @@ mod tests {
         }
         assert!(from_number(20).is_err());
         assert!(from_number(-1).is_err());
-        assert_eq!(
-            from_number(5).unwrap(),
-            RegisteredSealProof::StackedDrg2KiBV1_1
-        );
+        assert_eq!(from_number(5).unwrap(), RegisteredSealProof::StackedDrg2KiBV1_1);
         for n in 0..20 {
-            assert_eq!(
-                c_name(n).unwrap().to_str().unwrap(),
-                name(from_number(n).unwrap())
-            );
+            assert_eq!(c_name(n).unwrap().to_str().unwrap(), name(from_number(n).unwrap()));
         }
         assert!(c_name(20).is_none() && c_name(-1).is_none());
     }

@@ -27,11 +27,7 @@ pub struct SealStatement {
 
 /// Ok(true) when `proof` is a valid seal proof of `st`; Ok(false) when it is well-formed but
 /// does not verify; Err for malformed input.
-pub fn verify_seal(
-    pvk: &PreparedVerifyingKey<Bls12>,
-    st: &SealStatement,
-    proof: &[u8],
-) -> Result<bool> {
+pub fn verify_seal(pvk: &PreparedVerifyingKey<Bls12>, st: &SealStatement, proof: &[u8]) -> Result<bool> {
     registry::ensure_supported(st.proof_type)?;
     let want = st.proof_type.single_partition_proof_len() * usize::from(st.proof_type.partitions());
     if proof.len() != want {
@@ -58,10 +54,9 @@ fn verify_tree<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<bool> {
     let config = st.proof_type.as_v1_config();
     let comm_r: <Tree::Hasher as filecoin_hashers::Hasher>::Domain =
-        filecoin_proofs::as_safe_commitment(&st.comm_r, "comm_r")
-            .status(Status::InvalidArgument, "verify")?;
-    let comm_d: DefaultPieceDomain = filecoin_proofs::as_safe_commitment(&st.comm_d, "comm_d")
-        .status(Status::InvalidArgument, "verify")?;
+        filecoin_proofs::as_safe_commitment(&st.comm_r, "comm_r").status(Status::InvalidArgument, "verify")?;
+    let comm_d: DefaultPieceDomain =
+        filecoin_proofs::as_safe_commitment(&st.comm_d, "comm_d").status(Status::InvalidArgument, "verify")?;
     let replica_id = stacked::generate_replica_id::<Tree::Hasher, _>(
         &st.prover_id,
         st.sector_id,
@@ -70,8 +65,7 @@ fn verify_tree<Tree: 'static + MerkleTreeTrait>(
         &config.porep_id,
     );
     let setup = compound_proof::SetupParams {
-        vanilla_params: filecoin_proofs::parameters::setup_params(&config)
-            .status(Status::Internal, "setup params")?,
+        vanilla_params: filecoin_proofs::parameters::setup_params(&config).status(Status::Internal, "setup params")?,
         partitions: Some(usize::from(config.partitions)),
         priority: false,
     };
@@ -80,27 +74,19 @@ fn verify_tree<Tree: 'static + MerkleTreeTrait>(
         _,
     >>::setup(&setup)
     .status(Status::Internal, "compound public params")?;
-    let public_inputs = stacked::PublicInputs::<
-        <Tree::Hasher as filecoin_hashers::Hasher>::Domain,
-        DefaultPieceDomain,
-    > {
+    let public_inputs = stacked::PublicInputs::<<Tree::Hasher as filecoin_hashers::Hasher>::Domain, DefaultPieceDomain> {
         replica_id,
         tau: Some(stacked::Tau { comm_r, comm_d }),
         seed: Some(st.seed),
         k: None,
     };
     let multi = MultiProof::new_from_bytes(Some(usize::from(config.partitions)), proof, pvk)
-        .status(
-            Status::InvalidArgument,
-            "proof bytes are not valid Groth16 proofs",
-        )?;
+        .status(Status::InvalidArgument, "proof bytes are not valid Groth16 proofs")?;
     StackedCompound::verify(
         &public_params,
         &public_inputs,
         &multi,
-        &ChallengeRequirements {
-            minimum_challenges: config.minimum_challenges(),
-        },
+        &ChallengeRequirements { minimum_challenges: config.minimum_challenges() },
     )
     .status(Status::Verification, "verification")
 }
@@ -115,21 +101,13 @@ pub fn read_vk(path: &std::path::Path) -> Result<bellperson::groth16::VerifyingK
     // The largest real vk (WindowPoSt) is a few KiB: anything far larger is not one.
     const MAX_VK_BYTES: u64 = 1 << 20;
     let mut bytes = Vec::new();
-    (&mut file)
-        .take(MAX_VK_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| err!(SrsLoad, "cannot read verifying key {}: {e}", path.display()))?;
+    (&mut file).take(MAX_VK_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err!(SrsLoad, "cannot read verifying key {}: {e}", path.display()))?;
     if bytes.len() as u64 > MAX_VK_BYTES {
-        return Err(err!(
-            SrsLoad,
-            "verifying key {} is larger than {MAX_VK_BYTES} bytes: not a verifying key",
-            path.display()
-        ));
+        return Err(err!(SrsLoad, "verifying key {} is larger than {MAX_VK_BYTES} bytes: not a verifying key", path.display()));
     }
     let vk = bellperson::groth16::VerifyingKey::<Bls12>::read(&bytes[..])
         .map_err(|e| err!(SrsLoad, "corrupt verifying key {}: {e}", path.display()))?;
-    crate::srs::check_vk(&vk)
-        .map_err(|why| err!(SrsLoad, "refused verifying key {}: {why}", path.display()))?;
+    crate::srs::check_vk(&vk).map_err(|why| err!(SrsLoad, "refused verifying key {}: {why}", path.display()))?;
     Ok(vk)
 }
 

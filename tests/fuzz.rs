@@ -16,10 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 
 fn budget() -> Duration {
-    let secs = std::env::var("CUZK_FUZZ_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+    let secs = std::env::var("CUZK_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     Duration::from_secs(secs)
 }
 
@@ -91,16 +88,7 @@ fn mutate_json(rng: &mut ChaCha8Rng, v: &mut Value) {
 
 fn run(name: &str, seeds: Vec<Vec<u8>>, json: bool, target: fn(&[u8])) {
     let mut rng = ChaCha8Rng::seed_from_u64(name.len() as u64 * 7919);
-    let parsed: Vec<Option<Value>> = seeds
-        .iter()
-        .map(|s| {
-            if json {
-                serde_json::from_slice(s).ok()
-            } else {
-                None
-            }
-        })
-        .collect();
+    let parsed: Vec<Option<Value>> = seeds.iter().map(|s| if json { serde_json::from_slice(s).ok() } else { None }).collect();
     // CUZK_FUZZ_SEEDS=DIR: also write the seeds to DIR/<target>/ (a libFuzzer corpus for fuzz/).
     if let Some(dir) = std::env::var_os("CUZK_FUZZ_SEEDS") {
         let d = std::path::Path::new(&dir).join(name);
@@ -132,17 +120,11 @@ fn run(name: &str, seeds: Vec<Vec<u8>>, json: bool, target: fn(&[u8])) {
         if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
             let at = std::env::temp_dir().join(format!("cuzk-fuzz-crash-{name}"));
             std::fs::write(&at, &input).unwrap();
-            panic!(
-                "fuzz target {name} panicked after {runs} runs; input saved to {}",
-                at.display()
-            );
+            panic!("fuzz target {name} panicked after {runs} runs; input saved to {}", at.display());
         }
         runs += 1;
     }
-    eprintln!(
-        "fuzz {name}: {runs} inputs in {:?}, no panic",
-        start.elapsed()
-    );
+    eprintln!("fuzz {name}: {runs} inputs in {:?}, no panic", start.elapsed());
     assert!(runs > 0);
 }
 
@@ -153,40 +135,24 @@ fn fuzz_config() {
         r#"{"backend": "cpu", "synthesis_workers": 4, "prove_queue_depth": 2, "memory_budget_mib": 4096}"#,
         r#"{"verify": false, "params_dir": "/p", "srs_validation": "full", "srs_cache_dir": "/c", "job_ttl_secs": 60, "drain_on_free": true}"#,
     ];
-    run(
-        "config",
-        seeds.iter().map(|s| s.as_bytes().to_vec()).collect(),
-        true,
-        fuzzing::config,
-    );
+    run("config", seeds.iter().map(|s| s.as_bytes().to_vec()).collect(), true, fuzzing::config);
 }
 
 #[test]
 fn fuzz_params() {
-    run(
-        "params",
-        vec![fuzzing::tiny_params_bytes()],
-        false,
-        fuzzing::params,
-    );
+    run("params", vec![fuzzing::tiny_params_bytes()], false, fuzzing::params);
 }
 
 #[test]
 fn fuzz_cache() {
-    run(
-        "cache",
-        vec![fuzzing::tiny_cache_bytes()],
-        false,
-        fuzzing::cache,
-    );
+    run("cache", vec![fuzzing::tiny_cache_bytes()], false, fuzzing::cache);
 }
 
 #[test]
 fn fuzz_c1() {
     // The real 2 KiB C1 output (sealing needs no params) and a second sector's.
     let root = cuzk::fixtures::default_root();
-    let s =
-        cuzk::fixtures::ensure_sector(&root, common::PROOF, cuzk::fixtures::DEFAULT_SEED).unwrap();
+    let s = cuzk::fixtures::ensure_sector(&root, common::PROOF, cuzk::fixtures::DEFAULT_SEED).unwrap();
     let (_, other) = common::other_sector();
     run("c1", vec![s.c1_json().unwrap(), other], true, fuzzing::c1);
 }

@@ -27,62 +27,30 @@ fn device0(engine: &Engine) -> Value {
 /// Submit the fixture's C2 and wait for its end.
 fn prove(engine: &Engine, f: &common::Fixture) -> cuzk::engine::JobSnapshot {
     let id = common::submit(engine, f);
-    let snap = engine
-        .wait(id, Some(Duration::from_secs(600)))
-        .expect("wait");
+    let snap = engine.wait(id, Some(Duration::from_secs(600))).expect("wait");
     assert!(snap.state.is_final(), "job {id} did not end");
     snap
 }
 
 fn expect_proved(engine: &Engine, f: &common::Fixture, on_cpu: bool, what: &str) {
     let snap = prove(engine, f);
-    assert_eq!(
-        snap.state,
-        JobState::Done,
-        "{what}: {:?}",
-        snap.error.map(|e| e.to_string())
-    );
+    assert_eq!(snap.state, JobState::Done, "{what}: {:?}", snap.error.map(|e| e.to_string()));
     let r = snap.result.unwrap();
     assert!(r.verified, "{what}: not self-verified");
-    assert!(
-        common::filecoin_verify(f, &r.proof),
-        "{what}: filecoin-proofs rejects the proof"
-    );
+    assert!(common::filecoin_verify(f, &r.proof), "{what}: filecoin-proofs rejects the proof");
     let fallback = if on_cpu { r.partitions } else { 0 };
-    assert_eq!(
-        r.cpu_fallback_partitions, fallback,
-        "{what}: partitions proved on the CPU"
-    );
-    println!(
-        "PASS {what}: proved ({} partition(s), {} on the CPU), verified",
-        r.partitions, r.cpu_fallback_partitions
-    );
+    assert_eq!(r.cpu_fallback_partitions, fallback, "{what}: partitions proved on the CPU");
+    println!("PASS {what}: proved ({} partition(s), {} on the CPU), verified", r.partitions, r.cpu_fallback_partitions);
 }
 
-fn expect_failed(
-    engine: &Engine,
-    f: &common::Fixture,
-    kind: FaultKind,
-    site: FaultSite,
-    needle: &str,
-) -> String {
+fn expect_failed(engine: &Engine, f: &common::Fixture, kind: FaultKind, site: FaultSite, needle: &str) -> String {
     CudaBackend::inject_fault(kind, site).expect("arm the fault");
     let snap = prove(engine, f);
-    assert_eq!(
-        snap.state,
-        JobState::Failed,
-        "{kind:?} at {site:?}: the job must fail"
-    );
+    assert_eq!(snap.state, JobState::Failed, "{kind:?} at {site:?}: the job must fail");
     let e = snap.error.expect("a failed job carries its error");
     assert_eq!(e.status, Status::Prover, "{kind:?} at {site:?}: {e}");
-    assert!(
-        e.message.contains("CUDA device 0"),
-        "{kind:?} at {site:?}: message names no device: {e}"
-    );
-    assert!(
-        e.message.to_lowercase().contains(needle),
-        "{kind:?} at {site:?}: message lacks {needle:?}: {e}"
-    );
+    assert!(e.message.contains("CUDA device 0"), "{kind:?} at {site:?}: message names no device: {e}");
+    assert!(e.message.to_lowercase().contains(needle), "{kind:?} at {site:?}: message lacks {needle:?}: {e}");
     println!("PASS {kind:?} at {site:?}: job failed with: {}", e.message);
     e.message
 }
@@ -109,45 +77,21 @@ fn gpu_faults_fail_one_job_and_the_engine_keeps_serving() {
         expect_failed(&engine, &f, FaultKind::Error, site, "out of memory");
         failures += 1;
         let d = device0(&engine);
-        assert_eq!(
-            d["usable"], true,
-            "a recoverable error must not retire the device: {d}"
-        );
+        assert_eq!(d["usable"], true, "a recoverable error must not retire the device: {d}");
         assert_eq!(d["failures"], failures, "{d}");
-        expect_proved(
-            &engine,
-            &f,
-            false,
-            &format!("after a recoverable error at {site:?}"),
-        );
+        expect_proved(&engine, &f, false, &format!("after a recoverable error at {site:?}"));
     }
 
     // The sticky fault must not terminate the process (sppark's ~msm_t would throw).
     expect_failed(&engine, &f, FaultKind::Sticky, FaultSite::Msm, "illegal");
     let d = device0(&engine);
-    assert_eq!(
-        d["usable"], false,
-        "a lost context must retire the device: {d}"
-    );
+    assert_eq!(d["usable"], false, "a lost context must retire the device: {d}");
     let why = d["error"].as_str().unwrap_or_default().to_lowercase();
-    assert!(
-        why.contains("context lost") && why.contains("illegal"),
-        "status must say why: {d}"
-    );
+    assert!(why.contains("context lost") && why.contains("illegal"), "status must say why: {d}");
     println!("PASS status after the sticky fault: {d}");
-    assert!(
-        engine
-            .metrics_text()
-            .contains("cuzk_device_usable{device=\"0\"} 0"),
-        "metrics must show the device retired"
-    );
+    assert!(engine.metrics_text().contains("cuzk_device_usable{device=\"0\"} 0"), "metrics must show the device retired");
 
-    expect_proved(
-        &engine,
-        &f,
-        true,
-        "after the device was lost (CPU fallback)",
-    );
+    expect_proved(&engine, &f, true, "after the device was lost (CPU fallback)");
     expect_proved(&engine, &f, true, "a second job on the CPU fallback");
     println!("PASS gpu_faults");
 }

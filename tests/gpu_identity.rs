@@ -40,38 +40,22 @@ fn check(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool
     let public: Vec<Scalar> = asg.input[1..].to_vec();
     let parts = gpu.check_parts(srs, &asg).unwrap();
     let bad: Vec<_> = parts.iter().filter(|(_, ok)| !ok).collect();
-    assert!(
-        bad.is_empty(),
-        "{name}: GPU parts differ from the CPU: {bad:?}"
-    );
+    assert!(bad.is_empty(), "{name}: GPU parts differ from the CPU: {bad:?}");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let cpu = CpuBackend
-        .prove(srs, clone_assignment(&asg), r, s)
-        .unwrap()
-        .proof;
+    let cpu = CpuBackend.prove(srs, clone_assignment(&asg), r, s).unwrap().proof;
     let g = gpu.prove(srs, asg, r, s).unwrap().proof;
-    assert_eq!(
-        bytes(&cpu),
-        bytes(&g),
-        "{name}: GPU proof differs from the CPU proof"
-    );
+    assert_eq!(bytes(&cpu), bytes(&g), "{name}: GPU proof differs from the CPU proof");
     if verify {
-        assert!(
-            verify_proof(&prepare_verifying_key(&srs.params.vk), &g, &public).unwrap(),
-            "{name}: does not verify"
-        );
+        assert!(verify_proof(&prepare_verifying_key(&srs.params.vk), &g, &public).unwrap(), "{name}: does not verify");
     }
 }
 
 fn toy(gpu: &CudaBackend, c: Toy, real_params: bool, seed: u64) {
     let asg = Assignment::synthesize(c.clone(), SizeHint::default()).unwrap();
     let params = if real_params {
-        generate_random_parameters::<Bls12, _, _>(
-            c.clone(),
-            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
-        )
-        .unwrap()
+        generate_random_parameters::<Bls12, _, _>(c.clone(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+            .unwrap()
     } else {
         random_params(Shape::of(&asg), seed)
     };
@@ -82,125 +66,26 @@ fn toy(gpu: &CudaBackend, c: Toy, real_params: bool, seed: u64) {
 #[test]
 fn small_circuits_byte_identical_and_verify() {
     let Some(gpu) = gpu() else { return };
-    toy(
-        &gpu,
-        Toy {
-            constraints: 1,
-            inputs: 0,
-            mode: 2,
-        },
-        true,
-        1,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: 300,
-            inputs: 0,
-            mode: 0,
-        },
-        true,
-        2,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: 300,
-            inputs: 2,
-            mode: 1,
-        },
-        true,
-        3,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: 1000,
-            inputs: 3,
-            mode: 2,
-        },
-        true,
-        4,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 10) - 2,
-            inputs: 1,
-            mode: 2,
-        },
-        true,
-        5,
-    );
+    toy(&gpu, Toy { constraints: 1, inputs: 0, mode: 2 }, true, 1);
+    toy(&gpu, Toy { constraints: 300, inputs: 0, mode: 0 }, true, 2);
+    toy(&gpu, Toy { constraints: 300, inputs: 2, mode: 1 }, true, 3);
+    toy(&gpu, Toy { constraints: 1000, inputs: 3, mode: 2 }, true, 4);
+    toy(&gpu, Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }, true, 5);
 }
 
 #[test]
 fn sizes_2_10_to_2_20_byte_identical() {
     let Some(gpu) = gpu() else { return };
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 12) + 17,
-            inputs: 2,
-            mode: 2,
-        },
-        false,
-        10,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 13) - 1,
-            inputs: 0,
-            mode: 0,
-        },
-        false,
-        11,
-    );
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 13) - 3,
-            inputs: 2,
-            mode: 1,
-        },
-        false,
-        12,
-    );
+    toy(&gpu, Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, false, 10);
+    toy(&gpu, Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }, false, 11);
+    toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, false, 12);
     for lg in (10..=20).step_by(2) {
-        toy(
-            &gpu,
-            Toy {
-                constraints: (1 << lg) - 2,
-                inputs: 1,
-                mode: 2,
-            },
-            false,
-            20 + lg as u64,
-        );
+        toy(&gpu, Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }, false, 20 + lg as u64);
     }
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 18) + 5,
-            inputs: 4,
-            mode: 2,
-        },
-        false,
-        40,
-    );
+    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 40);
     // B_G2 on CPU threads overlapping the GPU instead of on the GPU.
     gpu.set_b_g2_on_gpu(false);
-    toy(
-        &gpu,
-        Toy {
-            constraints: (1 << 14) - 2,
-            inputs: 1,
-            mode: 2,
-        },
-        false,
-        41,
-    );
+    toy(&gpu, Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, false, 41);
 }
 
 #[test]
@@ -216,48 +101,30 @@ fn real_2kib_partition_byte_identical() {
 #[test]
 fn device_memory_returns_to_baseline_over_50_proofs() {
     let Some(gpu) = gpu() else { return };
-    let asg = Assignment::synthesize(
-        Toy {
-            constraints: (1 << 14) - 2,
-            inputs: 1,
-            mode: 2,
-        },
-        SizeHint::default(),
-    )
-    .unwrap();
+    let asg =
+        Assignment::synthesize(Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, SizeHint::default()).unwrap();
     let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asg), 3));
     let free = || gpu.device_info(0).unwrap().free_bytes;
     let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
     let first = bytes(&gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
     let baseline = free();
     for _ in 1..50 {
-        assert_eq!(
-            bytes(&gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof),
-            first
-        );
+        assert_eq!(bytes(&gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof), first);
     }
     let after = free();
-    assert!(
-        after + (1 << 20) >= baseline,
-        "device memory leaked: free {baseline} -> {after} bytes"
-    );
+    assert!(after + (1 << 20) >= baseline, "device memory leaked: free {baseline} -> {after} bytes");
 }
 
 #[test]
 fn backend_selection_names_why_cuda_is_unavailable() {
-    let cfg = |b: &str| EngineConfig {
-        backend: b.into(),
-        ..Default::default()
-    };
+    let cfg = |b: &str| EngineConfig { backend: b.into(), ..Default::default() };
     match gpu() {
         Some(_) => {
             assert_eq!(Engine::new(cfg("cuda")).unwrap().backend_name(), "cuda");
             assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cuda");
         }
         None => {
-            let e = Engine::new(cfg("cuda"))
-                .err()
-                .expect("cuda without a device must fail");
+            let e = Engine::new(cfg("cuda")).err().expect("cuda without a device must fail");
             assert_eq!(e.status, Status::Unsupported);
             assert!(e.message.contains("CUDA"), "{}", e.message);
             assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cpu");

@@ -34,35 +34,18 @@ fn config(f: &common::Fixture, extra: &str) -> String {
 
 fn load(e: *mut cuzk_engine, path: Option<&Path>) -> (Status, String) {
     let c = path.map(|p| CString::new(p.to_str().unwrap()).unwrap());
-    call(|err| unsafe {
-        cuzk_srs_load(
-            e,
-            common::PROOF_NUMBER,
-            c.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
-            ptr::null_mut(),
-            err,
-        )
-    })
+    call(|err| unsafe { cuzk_srs_load(e, common::PROOF_NUMBER, c.as_ref().map_or(ptr::null(), |c| c.as_ptr()), ptr::null_mut(), err) })
 }
 
 fn status_json(e: *mut cuzk_engine) -> String {
     let mut s = ptr::null_mut();
-    assert_eq!(
-        unsafe { cuzk_engine_status_json(e, &mut s, ptr::null_mut()) },
-        Status::Ok
-    );
+    assert_eq!(unsafe { cuzk_engine_status_json(e, &mut s, ptr::null_mut()) }, Status::Ok);
     let out = unsafe { CStr::from_ptr(s).to_string_lossy().into_owned() };
     unsafe { cuzk_string_free(s) };
     out
 }
 
-fn submit(
-    e: *mut cuzk_engine,
-    c1: &[u8],
-    f: &common::Fixture,
-    sector: u64,
-    rid: Option<&str>,
-) -> (Status, String, u64) {
+fn submit(e: *mut cuzk_engine, c1: &[u8], f: &common::Fixture, sector: u64, rid: Option<&str>) -> (Status, String, u64) {
     let rid = rid.map(|r| CString::new(r).unwrap());
     let mut id = 0;
     let (st, m) = call(|err| unsafe {
@@ -98,17 +81,12 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 /// Run `f` on a thread; fail (instead of hanging the suite) if it takes longer than `limit`.
-fn within<T: Send + 'static>(
-    limit: Duration,
-    what: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> T {
+fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    rx.recv_timeout(limit)
-        .unwrap_or_else(|_| panic!("{what} did not return within {limit:?}"))
+    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("{what} did not return within {limit:?}"))
 }
 
 #[test]
@@ -118,13 +96,7 @@ fn edited_cache_cannot_make_a_forged_proof_valid() {
     let cache = cuzk::srs::cache::path_for(&dir, &f.params);
     // A first load writes the cache; then someone edits its verifying key (gamma = delta = 0)
     // and fixes the block's CRC-32.
-    let first = cuzk::srs::Srs::load_with(
-        common::PROOF,
-        &f.params,
-        cuzk::srs::Validation::OnCurve,
-        Some(&dir),
-    )
-    .unwrap();
+    let first = cuzk::srs::Srs::load_with(common::PROOF, &f.params, cuzk::srs::Validation::OnCurve, Some(&dir)).unwrap();
     first.wait_cache_write().unwrap();
     let mut forged_vk = first.params.vk.clone();
     forged_vk.gamma_g2 = blstrs::G2Affine::identity();
@@ -135,24 +107,14 @@ fn edited_cache_cannot_make_a_forged_proof_valid() {
     let pvk = bellperson::groth16::prepare_verifying_key(&forged_vk);
     let p = bellperson::groth16::Proof::<blstrs::Bls12>::read(&forged[..]).unwrap();
     let inputs = vec![blstrs::Scalar::from(7u64); forged_vk.ic.len() - 1];
-    assert!(
-        bellperson::groth16::verify_proof(&pvk, &p, &inputs).unwrap(),
-        "the forged proof should pass under the edited key"
-    );
+    assert!(bellperson::groth16::verify_proof(&pvk, &p, &inputs).unwrap(), "the forged proof should pass under the edited key");
 
     let e = engine(&config(&f, &format!(r#", "srs_cache_dir": {dir:?}"#)));
     let (st, m) = load(e, None);
     assert_eq!(st, Status::Ok, "{m}");
-    assert!(
-        status_json(e).contains(r#""from_cache":false"#),
-        "the edited cache was used: {}",
-        status_json(e)
-    );
+    assert!(status_json(e).contains(r#""from_cache":false"#), "the edited cache was used: {}", status_json(e));
     let (st, m, valid) = common::c_verify_seal(e, &f.sector, &forged);
-    assert!(
-        st == Status::Ok && !valid,
-        "forged proof: {st:?} {m} valid={valid}"
-    );
+    assert!(st == Status::Ok && !valid, "forged proof: {st:?} {m} valid={valid}");
     unsafe { cuzk_engine_free(e) };
     let _ = std::fs::remove_dir_all(&dir); // a background cache write may still be under way
 }
@@ -172,11 +134,7 @@ fn fifo_at_the_cache_path_or_params_path_does_not_hang() {
     let (from_cache, fifo) = within(Duration::from_secs(120), "srs_load with FIFOs", move || {
         let e = engine(&cfg);
         let (st, m) = load(e, None);
-        assert_eq!(
-            st,
-            Status::Ok,
-            "a FIFO at the cache path must cost the cache, not the load: {m}"
-        );
+        assert_eq!(st, Status::Ok, "a FIFO at the cache path must cost the cache, not the load: {m}");
         let from_cache = status_json(e).contains(r#""from_cache":true"#);
         let fifo = load(e, Some(&fifo_params));
         unsafe { cuzk_engine_free(e) };
@@ -184,11 +142,7 @@ fn fifo_at_the_cache_path_or_params_path_does_not_hang() {
     });
     assert!(!from_cache);
     assert_eq!(fifo.0, Status::SrsLoad, "{}", fifo.1);
-    assert!(
-        fifo.1.contains("FIFO") && fifo.1.contains("v28-fifo.params"),
-        "{}",
-        fifo.1
-    );
+    assert!(fifo.1.contains("FIFO") && fifo.1.contains("v28-fifo.params"), "{}", fifo.1);
     let _ = std::fs::remove_dir_all(&dir); // a background cache write may still be under way
 }
 
@@ -273,10 +227,7 @@ fn absurd_config_values_are_invalid_arguments() {
     for (cfg, key) in [
         (r#"{"prove_queue_depth": 4294967296}"#, "prove_queue_depth"),
         (r#"{"synthesis_workers": 100000}"#, "synthesis_workers"),
-        (
-            r#"{"memory_budget_mib": 18446744073709551615}"#,
-            "memory_budget_mib",
-        ),
+        (r#"{"memory_budget_mib": 18446744073709551615}"#, "memory_budget_mib"),
         (r#"{"job_ttl_secs": 18446744073709551615}"#, "job_ttl_secs"),
     ] {
         let mut e = ptr::null_mut();
@@ -297,42 +248,26 @@ fn request_ids_are_bound_to_their_content_and_released() {
     let (st, m, a) = submit(e, &f.c1, &f, sector, Some("sector-7"));
     assert_eq!(st, Status::Ok, "{m}");
     let (st, _, again) = submit(e, &f.c1, &f, sector, Some("sector-7"));
-    assert_eq!(
-        (st, again),
-        (Status::Ok, a),
-        "the same request must return the same job"
-    );
+    assert_eq!((st, again), (Status::Ok, a), "the same request must return the same job");
 
     // The same key for another sector's request: refused, never the other job's id.
     let (st, m, _) = submit(e, &f.c1, &f, sector + 1, Some("sector-7"));
     assert_eq!(st, Status::InvalidArgument, "{m}");
-    assert!(
-        m.contains("sector-7") && m.contains(&format!("job {a}")),
-        "{m}"
-    );
+    assert!(m.contains("sector-7") && m.contains(&format!("job {a}")), "{m}");
     let mut other_c1 = f.c1.clone();
     other_c1.push(b' '); // another byte string, even if the JSON means the same
     let (st, _, _) = submit(e, &other_c1, &f, sector, Some("sector-7"));
     assert_eq!(st, Status::InvalidArgument);
 
     // A cancelled job releases its key: the retry is a new job that runs.
-    assert_eq!(
-        unsafe { cuzk_job_cancel(e, a, ptr::null_mut(), ptr::null_mut()) },
-        Status::Ok
-    );
+    assert_eq!(unsafe { cuzk_job_cancel(e, a, ptr::null_mut(), ptr::null_mut()) }, Status::Ok);
     let (st, m, b) = submit(e, &f.c1, &f, sector, Some("sector-7"));
     assert_eq!(st, Status::Ok, "{m}");
     assert_ne!(b, a, "a retry after cancel must not return the dead job");
     let mut state = -1;
-    assert_eq!(
-        unsafe { cuzk_job_poll(e, b, &mut state, ptr::null_mut(), ptr::null_mut()) },
-        Status::Ok
-    );
+    assert_eq!(unsafe { cuzk_job_poll(e, b, &mut state, ptr::null_mut(), ptr::null_mut()) }, Status::Ok);
     assert!(state == 0 || state == 1, "retry state {state}");
-    assert_eq!(
-        unsafe { cuzk_job_cancel(e, b, ptr::null_mut(), ptr::null_mut()) },
-        Status::Ok
-    );
+    assert_eq!(unsafe { cuzk_job_cancel(e, b, ptr::null_mut(), ptr::null_mut()) }, Status::Ok);
     let (st, m, _) = submit(e, &f.c1, &f, sector, Some(""));
     assert_eq!(st, Status::InvalidArgument, "an empty request id: {m}");
     unsafe { cuzk_engine_free(e) };
@@ -343,14 +278,7 @@ fn c1_json(f: &common::Fixture) -> Value {
 }
 
 fn partitions(v: &mut Value) -> &mut Vec<Value> {
-    v["vanilla_proofs"]
-        .as_object_mut()
-        .unwrap()
-        .values_mut()
-        .next()
-        .unwrap()
-        .as_array_mut()
-        .unwrap()
+    v["vanilla_proofs"].as_object_mut().unwrap().values_mut().next().unwrap().as_array_mut().unwrap()
 }
 
 fn max_bytes() -> Value {
@@ -369,11 +297,7 @@ fn c1_of_the_wrong_shape_or_with_non_canonical_elements_is_invalid_input() {
         let (st, m, _) = submit(e, &bytes, &f, sector, None);
         assert_eq!(st, Status::InvalidInput, "{what}: {m}");
         assert!(m.contains(needle), "{what}: {m}");
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{what}: refused only after {:?}",
-            t.elapsed()
-        );
+        assert!(t.elapsed() < Duration::from_secs(10), "{what}: refused only after {:?}", t.elapsed());
     };
 
     // Four times the challenges per partition.
@@ -386,35 +310,14 @@ fn c1_of_the_wrong_shape_or_with_non_canonical_elements_is_invalid_input() {
 
     // Fewer layers in a column, a shorter Merkle path, a missing parent, an index out of range.
     let mut v = c1_json(&f);
-    partitions(&mut v)[0][1]["replica_column_proofs"]["c_x"]["column"]["rows"]
-        .as_array_mut()
-        .unwrap()
-        .pop();
-    expect(
-        &v,
-        "short column",
-        "c_x column rows has 1 entries, 2 expected",
-    );
+    partitions(&mut v)[0][1]["replica_column_proofs"]["c_x"]["column"]["rows"].as_array_mut().unwrap().pop();
+    expect(&v, "short column", "c_x column rows has 1 entries, 2 expected");
     let mut v = c1_json(&f);
-    partitions(&mut v)[0][0]["comm_d_proofs"]["data"]["Single"]["path"]["path"]
-        .as_array_mut()
-        .unwrap()
-        .pop();
-    expect(
-        &v,
-        "short comm_d path",
-        "comm_d_proofs path has 5 entries, 6 expected",
-    );
+    partitions(&mut v)[0][0]["comm_d_proofs"]["data"]["Single"]["path"]["path"].as_array_mut().unwrap().pop();
+    expect(&v, "short comm_d path", "comm_d_proofs path has 5 entries, 6 expected");
     let mut v = c1_json(&f);
-    partitions(&mut v)[0][0]["replica_column_proofs"]["drg_parents"]
-        .as_array_mut()
-        .unwrap()
-        .pop();
-    expect(
-        &v,
-        "missing drg parent",
-        "drg_parents has 5 entries, 6 expected",
-    );
+    partitions(&mut v)[0][0]["replica_column_proofs"]["drg_parents"].as_array_mut().unwrap().pop();
+    expect(&v, "missing drg parent", "drg_parents has 5 entries, 6 expected");
     let mut v = c1_json(&f);
     partitions(&mut v)[0][0]["labeling_proofs"][0]["node"] = Value::from(1u64 << 40);
     expect(&v, "node out of range", "out of range");
@@ -422,32 +325,18 @@ fn c1_of_the_wrong_shape_or_with_non_canonical_elements_is_invalid_input() {
     // Non-canonical field elements: the replica id, a Merkle root, a label parent.
     let mut v = c1_json(&f);
     v["replica_id"] = max_bytes();
-    expect(
-        &v,
-        "non-canonical replica_id",
-        "replica_id is not a canonical field element",
-    );
+    expect(&v, "non-canonical replica_id", "replica_id is not a canonical field element");
     let mut v = c1_json(&f);
     partitions(&mut v)[0][1]["comm_r_last_proof"]["data"]["Single"]["root"] = max_bytes();
-    expect(
-        &v,
-        "non-canonical Merkle root",
-        "partition 0 challenge 1: comm_r_last_proof root is not a canonical",
-    );
+    expect(&v, "non-canonical Merkle root", "partition 0 challenge 1: comm_r_last_proof root is not a canonical");
     let mut v = c1_json(&f);
     partitions(&mut v)[0][0]["labeling_proofs"][1]["parents"][36] = max_bytes();
-    expect(
-        &v,
-        "non-canonical label parent",
-        "parents[36] is not a canonical",
-    );
+    expect(&v, "non-canonical label parent", "parents[36] is not a canonical");
 
     // An oversized C1 is refused before it is parsed.
     let mut huge = f.c1.clone();
     huge.truncate(huge.len() - 1); // drop the closing brace, pad, close again
-    huge.extend(
-        std::iter::repeat(b' ').take(cuzk::synth::validate::max_c1_bytes(common::PROOF).unwrap()),
-    );
+    huge.extend(std::iter::repeat(b' ').take(cuzk::synth::validate::max_c1_bytes(common::PROOF).unwrap()));
     huge.push(b'}');
     let (st, m, _) = submit(e, &huge, &f, sector, None);
     assert_eq!(st, Status::InvalidInput, "{m}");
@@ -473,22 +362,13 @@ fn an_evicted_srs_is_freed_when_its_last_job_ends() {
     let srs = std::sync::Arc::downgrade(&engine.srs_load(common::PROOF, None).unwrap());
     let id = common::submit(&engine, &f);
     assert!(engine.srs_evict(common::PROOF).unwrap());
-    assert!(
-        srs.upgrade().is_some(),
-        "the running job still holds the SRS"
-    );
+    assert!(srs.upgrade().is_some(), "the running job still holds the SRS");
     engine.cancel(id).unwrap();
     // The job stays in the table for poll/wait (job_ttl_secs), but lets go of the SRS now.
     let t = Instant::now();
     while srs.upgrade().is_some() {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "the evicted SRS is still alive after its job ended"
-        );
+        assert!(t.elapsed() < Duration::from_secs(60), "the evicted SRS is still alive after its job ended");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(
-        engine.poll(id).unwrap().state,
-        cuzk::engine::JobState::Cancelled
-    );
+    assert_eq!(engine.poll(id).unwrap().state, cuzk::engine::JobState::Cancelled);
 }

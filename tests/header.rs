@@ -26,14 +26,8 @@ fn committed_header_is_fresh() {
     );
     for (name, value) in [
         ("CUZK_ABI_VERSION", cuzk::ABI_VERSION.to_string()),
-        (
-            "CUZK_VERSION_MAJOR",
-            env!("CARGO_PKG_VERSION_MAJOR").to_string(),
-        ),
+        ("CUZK_VERSION_MAJOR", env!("CARGO_PKG_VERSION_MAJOR").to_string()),
     ] {
-        assert!(
-            generated.contains(&format!("#define {name} {value}")),
-            "{name} {value} missing from header"
-        );
+        assert!(generated.contains(&format!("#define {name} {value}")), "{name} {value} missing from header");
     }
 }

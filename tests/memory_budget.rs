@@ -17,10 +17,7 @@ fn memory(engine: &Engine) -> serde_json::Value {
 fn partitions_wait_for_room_and_give_it_back() {
     let f = common::fixture();
     let auto = Engine::new(EngineConfig::default()).unwrap();
-    assert!(
-        memory(&auto)["budget_bytes"].as_u64().unwrap() > 0,
-        "automatic budget is zero"
-    );
+    assert!(memory(&auto)["budget_bytes"].as_u64().unwrap() > 0, "automatic budget is zero");
     drop(auto);
 
     let engine = Engine::new(EngineConfig {
@@ -42,34 +39,16 @@ fn partitions_wait_for_room_and_give_it_back() {
         assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
         let r = snap.result.unwrap();
         assert!(common::filecoin_verify(&f, &r.proof));
-        waited += r
-            .timings
-            .phases
-            .0
-            .iter()
-            .filter(|(n, _)| *n == "memory_wait")
-            .map(|(_, d)| *d)
-            .sum::<Duration>();
+        waited += r.timings.phases.0.iter().filter(|(n, _)| *n == "memory_wait").map(|(_, d)| *d).sum::<Duration>();
     }
     let m = memory(&engine);
-    assert_eq!(
-        m["peak_reserved_bytes"].as_u64(),
-        Some(one),
-        "two partitions held memory at once: {m}"
-    );
-    assert!(
-        waited > Duration::from_secs(1),
-        "the second job did not wait for room ({waited:?})"
-    );
+    assert_eq!(m["peak_reserved_bytes"].as_u64(), Some(one), "two partitions held memory at once: {m}");
+    assert!(waited > Duration::from_secs(1), "the second job did not wait for room ({waited:?})");
 
     // Given back once the deallocator has freed the buffers.
     let t = Instant::now();
     while memory(&engine)["reserved_bytes"].as_u64() != Some(0) {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "reservation never released: {}",
-            memory(&engine)
-        );
+        assert!(t.elapsed() < Duration::from_secs(30), "reservation never released: {}", memory(&engine));
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(memory(&engine)["partitions_holding"].as_u64(), Some(0));

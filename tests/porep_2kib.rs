@@ -17,9 +17,7 @@ use rand::SeedableRng;
 
 fn ok(status: Status, err: *mut cuzk_error) {
     if status != Status::Ok {
-        let msg = unsafe { CStr::from_ptr(cuzk_error_message(err)) }
-            .to_string_lossy()
-            .into_owned();
+        let msg = unsafe { CStr::from_ptr(cuzk_error_message(err)) }.to_string_lossy().into_owned();
         panic!("{status:?}: {msg}");
     }
 }
@@ -33,31 +31,10 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
     unsafe {
         ok(cuzk_engine_new(cfg.as_ptr(), &mut engine, &mut err), err);
         let mut load_s = 0.0;
-        ok(
-            cuzk_srs_load(
-                engine,
-                common::PROOF_NUMBER,
-                ptr::null(),
-                &mut load_s,
-                &mut err,
-            ),
-            err,
-        );
+        ok(cuzk_srs_load(engine, common::PROOF_NUMBER, ptr::null(), &mut load_s, &mut err), err);
         let (mut loaded, mut bytes) = (false, 0u64);
-        ok(
-            cuzk_srs_status(
-                engine,
-                common::PROOF_NUMBER,
-                &mut loaded,
-                &mut bytes,
-                &mut err,
-            ),
-            err,
-        );
-        assert!(
-            loaded && bytes > 1 << 30,
-            "resident SRS should be > 1 GiB, got {bytes}"
-        );
+        ok(cuzk_srs_status(engine, common::PROOF_NUMBER, &mut loaded, &mut bytes, &mut err), err);
+        assert!(loaded && bytes > 1 << 30, "resident SRS should be > 1 GiB, got {bytes}");
 
         let mut proofs = Vec::new();
         for i in 0..2 {
@@ -77,10 +54,7 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
                 err,
             );
             let (mut state, mut proof) = (-1, ptr::null_mut());
-            ok(
-                cuzk_job_wait(engine, id, 600_000, &mut state, &mut proof, &mut err),
-                err,
-            );
+            ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut proof, &mut err), err);
             assert_eq!(state, cuzk::engine::JobState::Done as i32);
             let (mut p, mut len) = (ptr::null(), 0usize);
             ok(cuzk_proof_bytes(proof, &mut p, &mut len, &mut err), err);
@@ -88,26 +62,21 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
             assert_eq!(bytes.len(), 192);
             let mut srs_s = -1.0;
             ok(cuzk_proof_timing(proof, 1, &mut srs_s, &mut err), err);
-            assert!(
-                srs_s < 0.1,
-                "proof {i}: SRS lookup took {srs_s}s — it must stay resident"
-            );
+            assert!(srs_s < 0.1, "proof {i}: SRS lookup took {srs_s}s — it must stay resident");
             let mut json = ptr::null_mut();
             ok(cuzk_proof_timings_json(proof, &mut json, &mut err), err);
             let timings = CStr::from_ptr(json).to_string_lossy().into_owned();
             cuzk_string_free(json);
             assert!(timings.contains("\"verified\":true"), "{timings}");
             eprintln!("proof {i} timings: {timings}");
+            assert_timeline(&timings);
             cuzk_proof_free(proof);
             proofs.push(bytes);
         }
         // Two proofs of one C1: both valid, different (fresh r, s each).
         assert_ne!(proofs[0], proofs[1]);
         for p in &proofs {
-            assert!(
-                common::filecoin_verify(&f, p),
-                "filecoin-proofs rejected a cuzk proof"
-            );
+            assert!(common::filecoin_verify(&f, p), "filecoin-proofs rejected a cuzk proof");
             let (st, m, valid) = common::c_verify_seal(engine, &f.sector, p);
             assert_eq!(st, Status::Ok, "{m}");
             assert!(valid);
@@ -125,9 +94,7 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         assert!(s.contains("\"done\":2"), "{s}");
         // The CPU backend has no devices; with CUDA each device reports its health.
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-        let devices = v["devices"]
-            .as_array()
-            .expect("status lists the backend's devices");
+        let devices = v["devices"].as_array().expect("status lists the backend's devices");
         assert_eq!(v["backend"] == "cpu", devices.is_empty(), "{s}");
         assert!(devices.iter().all(|d| d["usable"] == true), "{s}");
         cuzk_engine_free(engine);
@@ -142,36 +109,43 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(42);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
 
-    let reference = inputs
-        .circuits
-        .bellperson_reference(0, &srs.params, r, s)
-        .unwrap();
+    let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     let ours = CpuBackend.prove(&srs, asg, r, s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();
     ours.proof.write(&mut b).unwrap();
-    assert_eq!(
-        a, b,
-        "cuzk CPU proof differs from bellperson create_proof_batch for fixed r, s"
-    );
+    assert_eq!(a, b, "cuzk CPU proof differs from bellperson create_proof_batch for fixed r, s");
     assert!(common::filecoin_verify(&f, &b));
     eprintln!("phases: {:?}", ours.phases);
 
     // Through the recorded circuit with a, b, c deferred to the backend (the CUDA backend's
     // path; the CPU backend evaluates them itself): the same bytes.
-    let r1cs = std::sync::Arc::new(
-        cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap(),
-    );
-    let deferred = r1cs
-        .defer(inputs.circuits.witness(0, srs.size_hint()).unwrap())
-        .unwrap();
+    let r1cs = std::sync::Arc::new(cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap());
+    let deferred = r1cs.defer(inputs.circuits.witness(0, srs.size_hint()).unwrap()).unwrap();
     assert!(deferred.a.is_empty() && deferred.num_constraints() == r1cs.constraints());
     let recorded = CpuBackend.prove(&srs, deferred, r, s).unwrap();
     let mut c = Vec::new();
     recorded.proof.write(&mut c).unwrap();
-    assert_eq!(
-        a, c,
-        "the recorded-circuit proof differs from bellperson's for fixed r, s"
-    );
+    assert_eq!(a, c, "the recorded-circuit proof differs from bellperson's for fixed r, s");
+}
+
+/// The job's timeline: its partition went through synthesis, the prove queue, the prover and
+/// the finisher in that order, each span inside the job's total time.
+fn assert_timeline(timings: &str) {
+    let v: serde_json::Value = serde_json::from_str(timings).unwrap();
+    let total = v["total_s"].as_f64().unwrap();
+    let spans = v["spans"].as_array().unwrap_or_else(|| panic!("no spans: {timings}"));
+    let span = |stage: &str| {
+        let s = spans.iter().find(|s| s[1] == stage).unwrap_or_else(|| panic!("no {stage} span: {timings}"));
+        assert_eq!(s[0], 0, "{timings}");
+        (s[2].as_f64().unwrap(), s[3].as_f64().unwrap())
+    };
+    let order = ["synthesis", "prove_queue", "prove", "finish"].map(span);
+    for (i, (start, end)) in order.iter().enumerate() {
+        assert!(start <= end && *end <= total + 1e-3, "span {i} {start}..{end} of {total}: {timings}");
+        if i > 0 {
+            assert!(order[i - 1].1 <= start + 1e-3, "span {i} starts before span {} ends: {timings}", i - 1);
+        }
+    }
 }

@@ -28,24 +28,11 @@ impl Backend for Tailing {
         "cpu-tailing"
     }
 
-    fn prove(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<PartitionProof> {
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         CpuBackend.prove(srs, assignment, r, s)
     }
 
-    fn start(
-        &self,
-        srs: &Srs,
-        asg: Assignment,
-        r: Scalar,
-        s: Scalar,
-        _: &dyn Fn() -> bool,
-    ) -> Result<Begun> {
+    fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
         Ok(Begun::Tail(Box::new(self.prove(srs, asg, r, s)?)))
     }
 
@@ -53,27 +40,15 @@ impl Backend for Tailing {
         if self.finished.fetch_add(1, Ordering::SeqCst) < self.fail {
             return Err(cuzk::err!(Prover, "tail failed on purpose"));
         }
-        Ok(*tail
-            .downcast::<PartitionProof>()
-            .expect("a PartitionProof tail"))
+        Ok(*tail.downcast::<PartitionProof>().expect("a PartitionProof tail"))
     }
 }
 
 #[test]
 fn tails_finish_on_the_finisher_thread() {
     let f = common::fixture();
-    let config = EngineConfig {
-        params_dir: Some(f.params_dir.clone()),
-        ..Default::default()
-    };
-    let engine = Engine::with_backend(
-        config,
-        Box::new(Tailing {
-            fail: 1,
-            finished: AtomicUsize::new(0),
-        }),
-    )
-    .unwrap();
+    let config = EngineConfig { params_dir: Some(f.params_dir.clone()), ..Default::default() };
+    let engine = Engine::with_backend(config, Box::new(Tailing { fail: 1, finished: AtomicUsize::new(0) })).unwrap();
     engine.srs_load(common::PROOF, None).unwrap();
 
     // Bounded waits: a tail nobody finishes must fail the test, not hang it.
@@ -81,11 +56,7 @@ fn tails_finish_on_the_finisher_thread() {
     let failed = wait(common::submit(&engine, &f));
     assert_eq!(failed.state, JobState::Failed);
     let e = failed.error.expect("an error");
-    assert!(
-        e.message.contains("tail failed on purpose"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains("tail failed on purpose"), "{}", e.message);
 
     let done = wait(common::submit(&engine, &f));
     assert_eq!(done.state, JobState::Done, "{:?}", done.error);

@@ -33,25 +33,15 @@ fn cached_srs_is_identical_and_proves() {
     let second = engine(&f, &dir);
     let cached = second.srs_load(common::PROOF, None).unwrap();
     assert!(cached.from_cache, "the cache was not used");
-    assert!(
-        cached.params == decoded.params,
-        "cached parameters differ from the decoded ones"
-    );
-    assert!(
-        second.status_json().contains("\"from_cache\":true"),
-        "{}",
-        second.status_json()
-    );
+    assert!(cached.params == decoded.params, "cached parameters differ from the decoded ones");
+    assert!(second.status_json().contains("\"from_cache\":true"), "{}", second.status_json());
     drop(first);
 
     let id = common::submit(&second, &f);
     let snap = second.wait(id, None).unwrap();
     assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
     let proof = snap.result.unwrap().proof.clone();
-    assert!(
-        common::filecoin_verify(&f, &proof),
-        "proof from the cached SRS does not verify"
-    );
+    assert!(common::filecoin_verify(&f, &proof), "proof from the cached SRS does not verify");
     drop(second);
 
     // One flipped byte in the h section: refused, decoded again, and the cache rewritten.
@@ -66,10 +56,7 @@ fn cached_srs_is_identical_and_proves() {
     again.wait_cache_write().expect("cache rewritten");
     drop(third);
     let fourth = engine(&f, &dir);
-    assert!(
-        fourth.srs_load(common::PROOF, None).unwrap().from_cache,
-        "the rewritten cache was not used"
-    );
+    assert!(fourth.srs_load(common::PROOF, None).unwrap().from_cache, "the rewritten cache was not used");
     drop(fourth);
     fs::remove_dir_all(&dir).unwrap();
 }

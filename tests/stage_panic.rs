@@ -26,13 +26,7 @@ impl Backend for PanicsWhenNamed {
         "cpu-panicky"
     }
 
-    fn prove(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<PartitionProof> {
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         CpuBackend.prove(srs, assignment, r, s)
     }
 }
@@ -41,10 +35,7 @@ impl Backend for PanicsWhenNamed {
 fn a_dead_stage_thread_fails_every_job_and_refuses_work() {
     let f = common::fixture();
     let armed = Arc::new(AtomicBool::new(false));
-    let config = EngineConfig {
-        params_dir: Some(f.params_dir.clone()),
-        ..Default::default()
-    };
+    let config = EngineConfig { params_dir: Some(f.params_dir.clone()), ..Default::default() };
     let engine = Engine::with_backend(config, Box::new(PanicsWhenNamed(armed.clone()))).unwrap();
     engine.srs_load(common::PROOF, None).unwrap();
     let first = common::submit(&engine, &f);
@@ -52,9 +43,7 @@ fn a_dead_stage_thread_fails_every_job_and_refuses_work() {
     armed.store(true, Ordering::SeqCst);
 
     for id in [first, second] {
-        let snap = engine
-            .wait(id, Some(Duration::from_secs(600)))
-            .expect("the waiter must wake");
+        let snap = engine.wait(id, Some(Duration::from_secs(600))).expect("the waiter must wake");
         assert_eq!(snap.state, JobState::Failed, "job {id}");
         let e = snap.error.expect("an error");
         assert!(e.message.contains("cuzk-finish panicked"), "{}", e.message);

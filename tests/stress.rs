@@ -22,12 +22,7 @@ fn eight_threads_fifty_submits_random_cancels() {
     let (other, other_c1) = common::other_sector();
     let sectors = Arc::new([(f.sector.clone(), f.c1.clone()), (other, other_c1)]);
     let engine = Arc::new(
-        Engine::new(EngineConfig {
-            params_dir: Some(f.params_dir.clone()),
-            synthesis_workers: 2,
-            ..Default::default()
-        })
-        .unwrap(),
+        Engine::new(EngineConfig { params_dir: Some(f.params_dir.clone()), synthesis_workers: 2, ..Default::default() }).unwrap(),
     );
     engine.srs_load(common::PROOF, None).unwrap();
 
@@ -50,11 +45,7 @@ fn eight_threads_fifty_submits_random_cancels() {
                         request_id: Some(rid.clone()),
                     };
                     let id = engine.submit(req()).expect("submit");
-                    assert_eq!(
-                        engine.submit(req()).expect("resubmit"),
-                        id,
-                        "{rid}: same request, other job"
-                    );
+                    assert_eq!(engine.submit(req()).expect("resubmit"), id, "{rid}: same request, other job");
                     let keep = i == SUBMITS / 2;
                     if !keep {
                         let pause = match rng.gen_range(0..4) {
@@ -71,35 +62,20 @@ fn eight_threads_fifty_submits_random_cancels() {
             })
         })
         .collect();
-    let jobs: Vec<(u64, usize, bool, String)> = workers
-        .into_iter()
-        .flat_map(|w| w.join().expect("worker thread"))
-        .collect();
+    let jobs: Vec<(u64, usize, bool, String)> = workers.into_iter().flat_map(|w| w.join().expect("worker thread")).collect();
 
     assert_eq!(jobs.len(), THREADS * SUBMITS);
     let ids: HashSet<u64> = jobs.iter().map(|j| j.0).collect();
-    assert_eq!(
-        ids.len(),
-        jobs.len(),
-        "two requests were given the same job"
-    );
+    assert_eq!(ids.len(), jobs.len(), "two requests were given the same job");
     let (mut done, mut cancelled) = (0, 0);
     for (id, which, keep, rid) in &jobs {
-        let snap = engine
-            .wait(*id, Some(Duration::from_secs(900)))
-            .expect("every job ends");
+        let snap = engine.wait(*id, Some(Duration::from_secs(900))).expect("every job ends");
         match snap.state {
             JobState::Done => {
                 done += 1;
                 let proof = &snap.result.expect("result").proof;
-                assert!(
-                    common::filecoin_verify_sector(&sectors[*which].0, proof),
-                    "{rid}: proof does not verify for its own sector"
-                );
-                assert!(
-                    !common::filecoin_verify_sector(&sectors[1 - which].0, proof),
-                    "{rid}: proof verifies for the other sector"
-                );
+                assert!(common::filecoin_verify_sector(&sectors[*which].0, proof), "{rid}: proof does not verify for its own sector");
+                assert!(!common::filecoin_verify_sector(&sectors[1 - which].0, proof), "{rid}: proof verifies for the other sector");
             }
             JobState::Cancelled => {
                 assert!(!keep, "{rid} was never cancelled");
@@ -109,41 +85,18 @@ fn eight_threads_fifty_submits_random_cancels() {
         }
     }
     assert!(done >= THREADS, "only {done} jobs finished");
-    eprintln!(
-        "stress: {done} done, {cancelled} cancelled in {:?}",
-        t0.elapsed()
-    );
+    eprintln!("stress: {done} done, {cancelled} cancelled in {:?}", t0.elapsed());
 
-    let memory = || -> serde_json::Value {
-        serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap()["memory"].clone()
-    };
+    let memory = || -> serde_json::Value { serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap()["memory"].clone() };
     let t = Instant::now();
-    while memory()["reserved_bytes"].as_u64() != Some(0)
-        || memory()["partitions_holding"].as_u64() != Some(0)
-    {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "memory never given back: {}",
-            memory()
-        );
+    while memory()["reserved_bytes"].as_u64() != Some(0) || memory()["partitions_holding"].as_u64() != Some(0) {
+        assert!(t.elapsed() < Duration::from_secs(60), "memory never given back: {}", memory());
         std::thread::sleep(Duration::from_millis(50));
     }
     let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap();
-    assert_eq!(
-        status["totals"]["submitted"].as_u64(),
-        Some((THREADS * SUBMITS) as u64),
-        "{status}"
-    );
-    assert_eq!(
-        status["totals"]["done"].as_u64(),
-        Some(done as u64),
-        "{status}"
-    );
-    assert_eq!(
-        status["totals"]["cancelled"].as_u64(),
-        Some(cancelled as u64),
-        "{status}"
-    );
+    assert_eq!(status["totals"]["submitted"].as_u64(), Some((THREADS * SUBMITS) as u64), "{status}");
+    assert_eq!(status["totals"]["done"].as_u64(), Some(done as u64), "{status}");
+    assert_eq!(status["totals"]["cancelled"].as_u64(), Some(cancelled as u64), "{status}");
 }
 
 /// Mixed priorities, so the queue reorders.

@@ -14,18 +14,12 @@ fn main() -> ExitCode {
     let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
     let run = || -> cuzk::error::Result<()> {
         let root = fixtures::default_root();
-        println!(
-            "fixtures: {} (first run generates 2 KiB params: ~11 min on 2 cores)",
-            root.display()
-        );
+        println!("fixtures: {} (first run generates 2 KiB params: ~11 min on 2 cores)", root.display());
         fixtures::ensure_params(&root, proof, fixtures::DEFAULT_SEED)?;
         let sector = fixtures::ensure_sector(&root, proof, fixtures::DEFAULT_SEED)?;
         let c1 = sector.c1_json()?;
 
-        let engine = Engine::new(EngineConfig {
-            params_dir: Some(fixtures::params_dir(&root)),
-            ..Default::default()
-        })?;
+        let engine = Engine::new(EngineConfig { params_dir: Some(fixtures::params_dir(&root)), ..Default::default() })?;
         let srs = engine.srs_load(proof, None)?;
         println!(
             "SRS {} loaded in {:.2}s ({} MiB resident); backend {}",
@@ -44,9 +38,7 @@ fn main() -> ExitCode {
         })?;
         let snap = engine.wait(id, None)?;
         if snap.state != JobState::Done {
-            return Err(snap
-                .error
-                .unwrap_or_else(|| cuzk::err!(Internal, "job ended in state {:?}", snap.state)));
+            return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in state {:?}", snap.state)));
         }
         let result = snap.result.expect("done job has a result");
         let st = SealStatement {
@@ -60,11 +52,7 @@ fn main() -> ExitCode {
         };
         let valid = engine.verify_seal(&st, &result.proof)?;
         let hex: String = result.proof.iter().map(|b| format!("{b:02x}")).collect();
-        println!(
-            "sector {} proved in {:.2}s; verified: {valid}",
-            sector.sector_id,
-            t.elapsed().as_secs_f64()
-        );
+        println!("sector {} proved in {:.2}s; verified: {valid}", sector.sector_id, t.elapsed().as_secs_f64());
         println!("proof ({} bytes): {hex}", result.proof.len());
         println!("timings: {}", cuzk::engine::result_json(&result));
         if valid {

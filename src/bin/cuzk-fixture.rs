@@ -45,11 +45,7 @@ fn main() -> ExitCode {
                 })
                 .to_string());
             }
-            let params = if with_params {
-                Some(cuzk::fixtures::ensure_params(&root, proof, seed)?)
-            } else {
-                None
-            };
+            let params = if with_params { Some(cuzk::fixtures::ensure_params(&root, proof, seed)?) } else { None };
             let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
             Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())
         };

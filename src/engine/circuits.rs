@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::registry::{self, RegisteredSealProof};
-use crate::synth::{R1cs, SizeHint};
+use crate::synth::{PartitionCircuits, R1cs, SizeHint};
 
 enum Entry {
     Recording { since: Instant, estimate: u64 },
@@ -41,79 +41,72 @@ impl Circuits {
         }
     }
 
-    /// Start recording `proof`'s circuit unless it is recorded, being recorded or failed.
-    /// `hint` (the SRS's) sizes its vectors.
-    pub fn ensure(self: &Arc<Self>, proof: RegisteredSealProof, hint: SizeHint) {
+    /// Start recording `proof`'s circuit unless it is recorded, being recorded or failed:
+    /// from `source` (a job's partition circuits of that proof, recorded on all threads; the
+    /// structure is the same for every sector) or, where it cannot, the blank circuit on one
+    /// thread. `hint` (the SRS's) sizes its vectors.
+    pub fn ensure(self: &Arc<Self>, proof: RegisteredSealProof, hint: SizeHint, source: Arc<dyn PartitionCircuits>) {
         let mut entries = self.entries();
         if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
             return;
         }
-        entries.insert(
-            proof,
-            Entry::Recording {
-                since: Instant::now(),
-                estimate: R1cs::estimate_bytes(hint),
-            },
-        );
+        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint) });
         drop(entries);
         let me = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name("cuzk-record".into())
-            .spawn(move || {
-                let t = Instant::now();
-                let res = R1cs::record(proof, hint, &|| me.stop.load(Ordering::Relaxed));
-                let entry = match res {
-                    Ok(r1cs) => {
-                        let st = r1cs.stats();
-                        log::info!(
-                            "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
-                            registry::name(proof),
-                            t.elapsed(),
-                            st.constraints,
-                            st.terms.iter().sum::<usize>(),
-                            st.bytes >> 20
-                        );
-                        Entry::Ready {
-                            r1cs: Arc::new(r1cs),
-                            took: t.elapsed(),
-                        }
-                    }
-                    Err(e) => {
-                        if !me.stop.load(Ordering::Relaxed) {
-                            log::warn!(
-                                "recording the {} circuit failed (synthesizing in full): {e}",
-                                registry::name(proof)
-                            );
-                        }
-                        Entry::Failed(e.to_string())
-                    }
-                };
-                me.entries().insert(proof, entry);
+        let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {
+            let t = Instant::now();
+            let stop = || me.stop.load(Ordering::Relaxed);
+            let res = match source.record(0, hint, &stop) {
+                Err(e) if e.status == crate::error::Status::Unsupported => R1cs::record(proof, hint, &stop),
+                r => r,
+            };
+            drop(source);
+            // The circuit the SRS was made for has exactly its variables: anything else is a bug.
+            let res = res.and_then(|r| match hint.aux == 0 || (r.aux == hint.aux && r.inputs == hint.inputs) {
+                true => Ok(r),
+                false => Err(crate::err!(
+                    Internal,
+                    "the recorded {} circuit has {} inputs and {} aux, its SRS {} and {}",
+                    registry::name(proof),
+                    r.inputs,
+                    r.aux,
+                    hint.inputs,
+                    hint.aux
+                )),
             });
+            let entry = match res {
+                Ok(r1cs) => {
+                    let st = r1cs.stats();
+                    log::info!(
+                        "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
+                        registry::name(proof),
+                        t.elapsed(),
+                        st.constraints,
+                        st.terms.iter().sum::<usize>(),
+                        st.bytes >> 20
+                    );
+                    Entry::Ready { r1cs: Arc::new(r1cs), took: t.elapsed() }
+                }
+                Err(e) => {
+                    if !me.stop.load(Ordering::Relaxed) {
+                        log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
+                    }
+                    Entry::Failed(e.to_string())
+                }
+            };
+            me.entries().insert(proof, entry);
+        });
         match spawned {
-            Ok(h) => self
-                .threads
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(h),
+            Ok(h) => self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(h),
             Err(e) => {
-                self.entries().insert(
-                    proof,
-                    Entry::Failed(format!("starting the recording thread: {e}")),
-                );
+                self.entries().insert(proof, Entry::Failed(format!("starting the recording thread: {e}")));
             }
         }
     }
 
     /// Take a circuit recorded elsewhere (benchmarks: recorded while their SRS was made).
     pub fn adopt(&self, r1cs: Arc<R1cs>) {
-        self.entries().insert(
-            r1cs.proof,
-            Entry::Ready {
-                r1cs,
-                took: Duration::ZERO,
-            },
-        );
+        self.entries().insert(r1cs.proof, Entry::Ready { r1cs, took: Duration::ZERO });
     }
 
     /// Forget `proof`'s circuit (its SRS was evicted); running partitions keep their reference.
@@ -166,8 +159,7 @@ impl Circuits {
     /// Stop recordings in progress (they give up at their next check) and join their threads.
     pub fn shutdown(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        let threads: Vec<_> =
-            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }

@@ -74,8 +74,7 @@ impl EngineConfig {
         if json.trim().is_empty() {
             return Ok(Self::default());
         }
-        let c: EngineConfig =
-            serde_json::from_str(json).status(Status::InvalidArgument, "engine config JSON")?;
+        let c: EngineConfig = serde_json::from_str(json).status(Status::InvalidArgument, "engine config JSON")?;
         c.validate()?;
         Ok(c)
     }
@@ -83,58 +82,21 @@ impl EngineConfig {
     pub fn validate(&self) -> Result<()> {
         Validation::parse(&self.srs_validation)?;
         if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
-            return Err(err!(
-                InvalidArgument,
-                "backend must be \"auto\", \"cpu\" or \"cuda\", got {:?}",
-                self.backend
-            ));
+            return Err(err!(InvalidArgument, "backend must be \"auto\", \"cpu\" or \"cuda\", got {:?}", self.backend));
         }
         let bounded = |key: &str, v: u64, lo: u64, hi: u64, why: &str| {
             if v < lo || v > hi {
-                return Err(err!(
-                    InvalidArgument,
-                    "{key} must be between {lo} and {hi} ({why}), got {v}"
-                ));
+                return Err(err!(InvalidArgument, "{key} must be between {lo} and {hi} ({why}), got {v}"));
             }
             Ok(())
         };
-        bounded(
-            "synthesis_workers",
-            self.synthesis_workers as u64,
-            0,
-            MAX_SYNTHESIS_WORKERS as u64,
-            "0 = automatic; one thread each",
-        )?;
-        bounded(
-            "prove_queue_depth",
-            self.prove_queue_depth as u64,
-            1,
-            MAX_PROVE_QUEUE_DEPTH as u64,
-            "synthesized partitions waiting for the prover",
-        )?;
-        bounded(
-            "memory_budget_mib",
-            self.memory_budget_mib,
-            0,
-            MAX_MEMORY_BUDGET_MIB,
-            "0 = automatic; at most 1 PiB",
-        )?;
-        bounded(
-            "job_ttl_secs",
-            self.job_ttl_secs,
-            0,
-            MAX_JOB_TTL_SECS,
-            "at most 30 days",
-        )?;
-        for (key, dir) in [
-            ("params_dir", &self.params_dir),
-            ("srs_cache_dir", &self.srs_cache_dir),
-        ] {
+        bounded("synthesis_workers", self.synthesis_workers as u64, 0, MAX_SYNTHESIS_WORKERS as u64, "0 = automatic; one thread each")?;
+        bounded("prove_queue_depth", self.prove_queue_depth as u64, 1, MAX_PROVE_QUEUE_DEPTH as u64, "synthesized partitions waiting for the prover")?;
+        bounded("memory_budget_mib", self.memory_budget_mib, 0, MAX_MEMORY_BUDGET_MIB, "0 = automatic; at most 1 PiB")?;
+        bounded("job_ttl_secs", self.job_ttl_secs, 0, MAX_JOB_TTL_SECS, "at most 30 days")?;
+        for (key, dir) in [("params_dir", &self.params_dir), ("srs_cache_dir", &self.srs_cache_dir)] {
             if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
-                return Err(err!(
-                    InvalidArgument,
-                    "{key} is an empty path (leave it out for the default)"
-                ));
+                return Err(err!(InvalidArgument, "{key} is an empty path (leave it out for the default)"));
             }
         }
         Ok(())
@@ -145,9 +107,7 @@ impl EngineConfig {
     }
 
     pub fn params_dir(&self) -> PathBuf {
-        self.params_dir
-            .clone()
-            .unwrap_or_else(crate::registry::default_params_dir)
+        self.params_dir.clone().unwrap_or_else(crate::registry::default_params_dir)
     }
 
     /// Partitions synthesized at once: explicit, else one per two cores. (Each partition's
@@ -156,9 +116,7 @@ impl EngineConfig {
         if self.synthesis_workers > 0 {
             return self.synthesis_workers;
         }
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2);
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         (cores / 2).max(1)
     }
 }
@@ -170,11 +128,7 @@ mod tests {
     #[test]
     fn parses_defaults_and_rejects_typos() {
         assert!(EngineConfig::from_json("").unwrap().verify);
-        assert!(
-            !EngineConfig::from_json(r#"{"verify": false}"#)
-                .unwrap()
-                .verify
-        );
+        assert!(!EngineConfig::from_json(r#"{"verify": false}"#).unwrap().verify);
         let e = EngineConfig::from_json(r#"{"verfy": false}"#).unwrap_err();
         assert!(e.message.contains("verfy"), "{}", e.message);
         assert!(EngineConfig::from_json(r#"{"backend": "gpu"}"#).is_err());
@@ -193,14 +147,7 @@ mod tests {
             assert_eq!(e.status, Status::InvalidArgument, "{bad}: {}", e.message);
         }
         let e = EngineConfig::from_json(r#"{"synthesis_workers": 100000}"#).unwrap_err();
-        assert!(
-            e.message.contains("synthesis_workers") && e.message.contains("1024"),
-            "{}",
-            e.message
-        );
-        assert!(EngineConfig::from_json(
-            r#"{"synthesis_workers": 1024, "prove_queue_depth": 1024}"#
-        )
-        .is_ok());
+        assert!(e.message.contains("synthesis_workers") && e.message.contains("1024"), "{}", e.message);
+        assert!(EngineConfig::from_json(r#"{"synthesis_workers": 1024, "prove_queue_depth": 1024}"#).is_ok());
     }
 }

@@ -28,23 +28,16 @@ impl Deallocator {
         let (tx, rx) = channel::<Item>();
         let stats = Arc::new(DeallocStats::default());
         let st = stats.clone();
-        let thread = std::thread::Builder::new()
-            .name("cuzk-dealloc".into())
-            .spawn(move || {
-                for (item, bytes) in rx {
-                    let t = Instant::now();
-                    drop(item);
-                    st.free_nanos
-                        .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    st.pending_bytes.fetch_sub(bytes, Ordering::Relaxed);
-                    st.freed_bytes.fetch_add(bytes, Ordering::Relaxed);
-                }
-            })?;
-        Ok(Deallocator {
-            tx: Mutex::new(Some(tx)),
-            thread: Mutex::new(Some(thread)),
-            stats,
-        })
+        let thread = std::thread::Builder::new().name("cuzk-dealloc".into()).spawn(move || {
+            for (item, bytes) in rx {
+                let t = Instant::now();
+                drop(item);
+                st.free_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                st.pending_bytes.fetch_sub(bytes, Ordering::Relaxed);
+                st.freed_bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+        })?;
+        Ok(Deallocator { tx: Mutex::new(Some(tx)), thread: Mutex::new(Some(thread)), stats })
     }
 
     /// Hand `item` (accounted as `bytes`) to the deallocator thread.

@@ -27,10 +27,7 @@ pub enum JobState {
 
 impl JobState {
     pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            JobState::Done | JobState::Failed | JobState::Cancelled
-        )
+        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
     }
 
     pub fn name(self) -> &'static str {
@@ -64,6 +61,52 @@ pub struct JobTimings {
     pub total: Duration,
     /// Backend phases, summed over partitions.
     pub phases: PhaseTimings,
+    /// When each partition was in which stage, from submit: the timeline of the job.
+    pub spans: Vec<Span>,
+}
+
+/// One partition in one pipeline stage, `start`..`end` after the job was submitted.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    pub partition: u32,
+    pub stage: Stage,
+    pub start: Duration,
+    pub end: Duration,
+}
+
+/// The pipeline stages a partition passes through, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Waiting for room in the memory budget.
+    MemoryWait,
+    Synthesis,
+    /// Synthesized, waiting for the prover.
+    ProveQueue,
+    /// The backend's first stage (on the GPU: everything up to the last kernel launch).
+    Prove,
+    /// The backend's tail (downloads, CPU assembly), on the finisher thread.
+    Finish,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::MemoryWait => "memory_wait",
+            Stage::Synthesis => "synthesis",
+            Stage::ProveQueue => "prove_queue",
+            Stage::Prove => "prove",
+            Stage::Finish => "finish",
+        }
+    }
+}
+
+impl JobTimings {
+    /// Record that `partition` was in `stage` from `start` to `end` (instants; `submitted` is
+    /// the job's).
+    pub(crate) fn span(&mut self, submitted: Instant, partition: usize, stage: Stage, start: Instant, end: Instant) {
+        let at = |t: Instant| t.saturating_duration_since(submitted);
+        self.spans.push(Span { partition: partition as u32, stage, start: at(start), end: at(end) });
+    }
 }
 
 pub struct JobResult {
@@ -146,10 +189,7 @@ impl Job {
                 error: None,
                 result: None,
                 proofs: vec![None; partitions],
-                timings: JobTimings {
-                    srs: srs_time,
-                    ..Default::default()
-                },
+                timings: JobTimings { srs: srs_time, ..Default::default() },
                 started: false,
                 finished_at: None,
                 cpu_fallback_partitions: 0,

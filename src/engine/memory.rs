@@ -32,21 +32,13 @@ pub struct Reservation {
 
 impl MemoryBudget {
     pub fn new() -> Arc<Self> {
-        Arc::new(MemoryBudget {
-            state: Mutex::new(MemorySnapshot::default()),
-            freed: Condvar::new(),
-        })
+        Arc::new(MemoryBudget { state: Mutex::new(MemorySnapshot::default()), freed: Condvar::new() })
     }
 
     /// Wait until `bytes` fit under `limit()` (read again at every wake-up: it may move as SRSes
     /// are loaded and evicted) or nothing else is reserved. None once `give_up()` is true
     /// (checked at least every 100 ms).
-    pub fn reserve(
-        self: &Arc<Self>,
-        bytes: u64,
-        limit: &dyn Fn() -> u64,
-        give_up: &dyn Fn() -> bool,
-    ) -> Option<Reservation> {
+    pub fn reserve(self: &Arc<Self>, bytes: u64, limit: &dyn Fn() -> u64, give_up: &dyn Fn() -> bool) -> Option<Reservation> {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let mut counted = false;
         loop {
@@ -63,20 +55,13 @@ impl MemoryBudget {
                 g.reserved += bytes;
                 g.holders += 1;
                 g.peak = g.peak.max(g.reserved);
-                return Some(Reservation {
-                    budget: self.clone(),
-                    bytes,
-                });
+                return Some(Reservation { budget: self.clone(), bytes });
             }
             if !counted {
                 g.waiting += 1;
                 counted = true;
             }
-            g = self
-                .freed
-                .wait_timeout(g, Duration::from_millis(100))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            g = self.freed.wait_timeout(g, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -126,10 +111,7 @@ mod tests {
         assert_eq!(b.snapshot().waiting, 1);
         drop(r1);
         let (waited, bytes) = t.join().unwrap();
-        assert!(
-            waited >= Duration::from_millis(250),
-            "did not wait: {waited:?}"
-        );
+        assert!(waited >= Duration::from_millis(250), "did not wait: {waited:?}");
         assert_eq!(bytes, 60);
         let s = b.snapshot();
         assert_eq!((s.reserved, s.holders, s.waiting, s.peak), (0, 0, 0, 60));
@@ -146,10 +128,7 @@ mod tests {
         let _held = b.reserve(90, &|| 100, &|| false).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let (b2, s2) = (b.clone(), stop.clone());
-        let t = std::thread::spawn(move || {
-            b2.reserve(20, &|| 100, &|| s2.load(Ordering::Relaxed))
-                .is_none()
-        });
+        let t = std::thread::spawn(move || b2.reserve(20, &|| 100, &|| s2.load(Ordering::Relaxed)).is_none());
         std::thread::sleep(Duration::from_millis(150));
         stop.store(true, Ordering::Relaxed);
         assert!(t.join().unwrap(), "reserve did not give up");

@@ -25,8 +25,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use config::EngineConfig;
+pub use job::{JobId, JobResult, JobState, JobTimings, Span, Stage};
 use job::RequestKey;
-pub use job::{JobId, JobResult, JobState, JobTimings};
 pub use status::{result_json, timings_json};
 
 use crate::error::{Error, Result};
@@ -94,9 +94,7 @@ pub(crate) const MAX_REQUEST_ID_BYTES: usize = 1024;
 
 fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
     use sha2::{Digest, Sha256};
-    let Some(id) = &req.request_id else {
-        return Ok(None);
-    };
+    let Some(id) = &req.request_id else { return Ok(None) };
     if id.is_empty() || id.len() > MAX_REQUEST_ID_BYTES || id.contains('\0') {
         return Err(err!(
             InvalidArgument,
@@ -109,10 +107,7 @@ fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
     h.update(req.c1_json);
     h.update(req.sector_id.to_le_bytes());
     h.update(req.prover_id);
-    Ok(Some(RequestKey {
-        id: id.clone(),
-        content: h.finalize().into(),
-    }))
+    Ok(Some(RequestKey { id: id.clone(), content: h.finalize().into() }))
 }
 
 #[derive(Default)]
@@ -157,9 +152,7 @@ impl Shared {
             return self.memory_base;
         }
         let srs: u64 = self.srs.all().iter().map(|s| s.resident_bytes).sum();
-        self.memory_base
-            .saturating_sub(srs)
-            .saturating_sub(self.circuits.resident_bytes())
+        self.memory_base.saturating_sub(srs).saturating_sub(self.circuits.resident_bytes())
     }
 
     /// A job reached a final state: its inputs and SRS reference go to the deallocator now,
@@ -171,10 +164,7 @@ impl Shared {
         if job.state() != JobState::Done {
             if let Some(key) = &job.request {
                 let mut t = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-                if t.by_request
-                    .get(&key.id)
-                    .is_some_and(|(id, _)| *id == job.id)
-                {
+                if t.by_request.get(&key.id).is_some_and(|(id, _)| *id == job.id) {
                     t.by_request.remove(&key.id);
                 }
             }
@@ -183,12 +173,7 @@ impl Shared {
 
     /// Err once a stage thread has died (`break_engine`): the engine takes no more work.
     fn accepting(&self) -> Result<()> {
-        match self
-            .broken
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
+        match self.broken.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(why) => Err(err!(Internal, "not accepting work: {why}")),
             None => Ok(()),
         }
@@ -197,14 +182,7 @@ impl Shared {
     /// A stage thread died: fail every unfinished job with `why` and refuse new work.
     fn break_engine(&self, why: &str) {
         *self.broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_owned());
-        let jobs: Vec<Arc<Job>> = self
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_id
-            .values()
-            .cloned()
-            .collect();
+        let jobs: Vec<Arc<Job>> = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values().cloned().collect();
         for job in jobs {
             let mut ended = false;
             self.update(&job, |j| {
@@ -246,24 +224,15 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
         "auto" => match crate::prover::CudaBackend::new() {
             Ok(b) => Ok(Box::new(b)),
             Err(e) => {
-                log::info!(
-                    "backend auto: not using CUDA ({}); proving on the CPU",
-                    e.message
-                );
+                log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend))
             }
         },
         #[cfg(not(feature = "cuda"))]
         "auto" => Ok(Box::new(CpuBackend)),
         #[cfg(not(feature = "cuda"))]
-        "cuda" => Err(err!(
-            Unsupported,
-            "backend \"cuda\" is not available: this build was compiled without the `cuda` feature"
-        )),
-        other => Err(err!(
-            Unsupported,
-            "backend {other:?} is not available in this build"
-        )),
+        "cuda" => Err(err!(Unsupported, "backend \"cuda\" is not available: this build was compiled without the `cuda` feature")),
+        other => Err(err!(Unsupported, "backend {other:?} is not available in this build")),
     }
 }
 
@@ -279,8 +248,7 @@ impl Engine {
     #[doc(hidden)]
     pub fn with_backend(config: EngineConfig, backend: Box<dyn Backend>) -> Result<Engine> {
         config.validate()?;
-        let dealloc = Deallocator::start()
-            .map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
+        let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
         let memory_base = match config.memory_budget_mib {
             0 => memory::mem_available().map_or(u64::MAX, |b| b / 10 * 9),
             mib => mib.saturating_mul(1 << 20),
@@ -291,10 +259,7 @@ impl Engine {
             srs: SrsManager::default(),
             circuits: Arc::default(),
             dealloc,
-            jobs: Mutex::new(JobTable {
-                next_id: 1,
-                ..Default::default()
-            }),
+            jobs: Mutex::new(JobTable { next_id: 1, ..Default::default() }),
             changed: Condvar::new(),
             queue: WorkQueue::default(),
             counters: Counters::default(),
@@ -303,13 +268,9 @@ impl Engine {
             memory_base,
             broken: Mutex::new(None),
         });
-        let threads =
-            workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;
+        let threads = workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;
         log::info!("cuzk engine started: backend {}", shared.backend.name());
-        Ok(Engine {
-            shared,
-            threads: Mutex::new(threads),
-        })
+        Ok(Engine { shared, threads: Mutex::new(threads) })
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -327,8 +288,7 @@ impl Engine {
             Some(p) => p.to_owned(),
             None => registry::params_path(&self.shared.config.params_dir(), proof)?,
         };
-        if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-        {
+        if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
             return Err(err!(
                 SrsLoad,
                 "params file for {} not found: expected {}",
@@ -337,12 +297,7 @@ impl Engine {
             ));
         }
         let config = &self.shared.config;
-        self.shared.srs.load(
-            proof,
-            &path,
-            config.validation(),
-            config.srs_cache_dir.as_deref(),
-        )
+        self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())
     }
 
     /// Forget the SRS of `proof`; its memory goes once running jobs finish. Ok(false): none loaded.
@@ -391,17 +346,10 @@ impl Engine {
         })?;
         let srs_time = t_srs.elapsed();
         if self.shared.config.record_circuits {
-            self.shared.circuits.ensure(inputs.proof, srs.size_hint());
+            self.shared.circuits.ensure(inputs.proof, srs.size_hint(), inputs.circuits.clone());
         }
 
-        let job = Pending {
-            key,
-            priority: req.priority,
-            prover_id: req.prover_id,
-            sector_id: req.sector_id,
-            submitted,
-            srs_time,
-        };
+        let job = Pending { key, priority: req.priority, prover_id: req.prover_id, sector_id: req.sector_id, submitted, srs_time };
         self.enqueue(job, inputs, srs)
     }
 
@@ -409,21 +357,9 @@ impl Engine {
     /// engine's own benchmarks and soak runs with synthetic circuits: no C1, no request id;
     /// turn `verify` off unless the circuits are real seal circuits).
     #[doc(hidden)]
-    pub fn submit_circuits(
-        &self,
-        inputs: crate::synth::SealJobInputs,
-        srs: Arc<Srs>,
-        priority: i32,
-    ) -> Result<JobId> {
+    pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
         self.shared.accepting()?;
-        let job = Pending {
-            key: None,
-            priority,
-            prover_id: [0; 32],
-            sector_id: 0,
-            submitted: Instant::now(),
-            srs_time: Duration::ZERO,
-        };
+        let job = Pending { key: None, priority, prover_id: [0; 32], sector_id: 0, submitted: Instant::now(), srs_time: Duration::ZERO };
         self.enqueue(job, inputs, srs)
     }
 
@@ -434,12 +370,7 @@ impl Engine {
         self.shared.circuits.adopt(r1cs);
     }
 
-    fn enqueue(
-        &self,
-        p: Pending,
-        inputs: crate::synth::SealJobInputs,
-        srs: Arc<Srs>,
-    ) -> Result<JobId> {
+    fn enqueue(&self, p: Pending, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>) -> Result<JobId> {
         let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(key) = &p.key {
             if let Some(id) = t.lookup(key)? {
@@ -451,42 +382,22 @@ impl Engine {
         if let Some(key) = &p.key {
             t.by_request.insert(key.id.clone(), (id, key.content));
         }
-        let job = Arc::new(Job::new(
-            id,
-            p.key,
-            p.priority,
-            p.prover_id,
-            p.sector_id,
-            inputs,
-            srs,
-            p.srs_time,
-            p.submitted,
-        ));
+        let job = Arc::new(Job::new(id, p.key, p.priority, p.prover_id, p.sector_id, inputs, srs, p.srs_time, p.submitted));
         t.by_id.insert(id, job.clone());
         drop(t);
-        self.shared
-            .counters
-            .submitted
-            .fetch_add(1, Ordering::Relaxed);
+        self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
         self.shared.queue.push_job(&job);
         Ok(id)
     }
 
     fn job(&self, id: JobId) -> Result<Arc<Job>> {
         let t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        t.by_id
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| err!(UnknownJob, "unknown job id {id}"))
+        t.by_id.get(&id).cloned().ok_or_else(|| err!(UnknownJob, "unknown job id {id}"))
     }
 
     fn snapshot(job: &Job) -> JobSnapshot {
         let g = job.lock();
-        JobSnapshot {
-            state: g.state,
-            result: g.result.clone(),
-            error: g.error.clone(),
-        }
+        JobSnapshot { state: g.state, result: g.result.clone(), error: g.error.clone() }
     }
 
     /// Non-blocking state (and result once done).
@@ -505,26 +416,13 @@ impl Engine {
                 return Ok(Self::snapshot(&job));
             }
             g = match deadline {
-                None => self
-                    .shared
-                    .changed
-                    .wait(g)
-                    .unwrap_or_else(|e| e.into_inner()),
+                None => self.shared.changed.wait(g).unwrap_or_else(|e| e.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return Err(err!(
-                            Timeout,
-                            "job {id} still {} after {:?}",
-                            job.state().name(),
-                            timeout.unwrap_or_default()
-                        ));
+                        return Err(err!(Timeout, "job {id} still {} after {:?}", job.state().name(), timeout.unwrap_or_default()));
                     }
-                    self.shared
-                        .changed
-                        .wait_timeout(g, d - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
+                    self.shared.changed.wait_timeout(g, d - now).unwrap_or_else(|e| e.into_inner()).0
                 }
             };
         }
@@ -549,11 +447,7 @@ impl Engine {
         match self.shared.srs.get(st.proof_type)? {
             Some(srs) => crate::verify::verify_seal(&srs.pvk, st, proof),
             None => {
-                let path = self
-                    .shared
-                    .config
-                    .params_dir()
-                    .join(registry::vk_file_name(st.proof_type)?);
+                let path = self.shared.config.params_dir().join(registry::vk_file_name(st.proof_type)?);
                 let pvk = crate::verify::read_prepared_vk(&path)?;
                 crate::verify::verify_seal(&pvk, st, proof)
             }
@@ -608,8 +502,7 @@ impl Engine {
         }
         self.shared.queue.close();
         self.shared.circuits.shutdown();
-        let threads: Vec<_> =
-            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }

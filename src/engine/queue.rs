@@ -15,11 +15,7 @@ pub struct WorkItem {
 
 impl WorkItem {
     fn key(&self) -> (i32, std::cmp::Reverse<u64>, std::cmp::Reverse<usize>) {
-        (
-            self.job.priority,
-            std::cmp::Reverse(self.job.id),
-            std::cmp::Reverse(self.partition),
-        )
+        (self.job.priority, std::cmp::Reverse(self.job.id), std::cmp::Reverse(self.partition))
     }
 }
 
@@ -50,10 +46,7 @@ impl WorkQueue {
     pub fn push_job(&self, job: &Arc<Job>) {
         let mut g = self.heap.lock().unwrap_or_else(|e| e.into_inner());
         for partition in 0..job.partitions() {
-            g.0.push(WorkItem {
-                job: job.clone(),
-                partition,
-            });
+            g.0.push(WorkItem { job: job.clone(), partition });
         }
         drop(g);
         self.cv.notify_all();
@@ -125,33 +118,18 @@ mod tests {
             ticket: [1; 32],
             circuits: Arc::new(Count(partitions)),
         };
-        Arc::new(Job::new(
-            id,
-            None,
-            priority,
-            [0; 32],
-            id,
-            inputs,
-            srs.clone(),
-            Duration::ZERO,
-            Instant::now(),
-        ))
+        Arc::new(Job::new(id, None, priority, [0; 32], id, inputs, srs.clone(), Duration::ZERO, Instant::now()))
     }
 
     #[test]
     fn priority_then_age_then_partition_order() {
         let params = crate::srs::generator_parameters([1, 0, 0, 0, 0]);
-        let srs = Arc::new(Srs::from_parameters(
-            RegisteredSealProof::StackedDrg32GiBV1_1,
-            params,
-        ));
+        let srs = Arc::new(Srs::from_parameters(RegisteredSealProof::StackedDrg32GiBV1_1, params));
         let q = WorkQueue::default();
         q.push_job(&job(1, 0, 3, &srs));
         q.push_job(&job(2, 5, 2, &srs));
         q.push_job(&job(3, 0, 1, &srs));
-        let order: Vec<(u64, usize)> = (0..6)
-            .map(|_| q.pop().map(|(w, _)| (w.job.id, w.partition)).unwrap())
-            .collect();
+        let order: Vec<(u64, usize)> = (0..6).map(|_| q.pop().map(|(w, _)| (w.job.id, w.partition)).unwrap()).collect();
         assert_eq!(order, [(2, 0), (2, 1), (1, 0), (1, 1), (1, 2), (3, 0)]);
         q.close();
         assert!(q.pop().is_none(), "a closed, empty queue ends the workers");

@@ -26,12 +26,8 @@ pub fn result_json(r: &JobResult) -> Value {
 
 /// Timings as a JSON object (seconds).
 pub fn timings_json(t: &JobTimings) -> Value {
-    let phases: serde_json::Map<String, Value> = t
-        .phases
-        .0
-        .iter()
-        .map(|(n, d)| (n.to_string(), json!(secs(*d))))
-        .collect();
+    let phases: serde_json::Map<String, Value> =
+        t.phases.0.iter().map(|(n, d)| (n.to_string(), json!(secs(*d)))).collect();
     json!({
         "queue_s": secs(t.queue),
         "srs_s": secs(t.srs),
@@ -41,20 +37,15 @@ pub fn timings_json(t: &JobTimings) -> Value {
         "verify_s": secs(t.verify),
         "total_s": secs(t.total),
         "phases_s": phases,
+        // [partition, stage, start_s, end_s] from submit, in the order they ended.
+        "spans": t.spans.iter().map(|s| json!([s.partition, s.stage.name(), secs(s.start), secs(s.end)])).collect::<Vec<_>>(),
     })
 }
 
 /// Remembered jobs per state, indexed by `JobState as usize`.
 fn jobs_by_state(engine: &Engine) -> [u64; 5] {
     let mut by_state = [0u64; 5];
-    for j in engine
-        .shared
-        .jobs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .by_id
-        .values()
-    {
+    for j in engine.shared.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
         by_state[j.state() as usize] += 1;
     }
     by_state
@@ -143,79 +134,34 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     let sh = &engine.shared;
     let by_state = jobs_by_state(engine);
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "# HELP cuzk_jobs Jobs currently remembered, by state.\n# TYPE cuzk_jobs gauge"
-    );
-    for (i, st) in [
-        JobState::Queued,
-        JobState::Running,
-        JobState::Done,
-        JobState::Failed,
-        JobState::Cancelled,
-    ]
-    .iter()
-    .enumerate()
-    {
+    let _ = writeln!(o, "# HELP cuzk_jobs Jobs currently remembered, by state.\n# TYPE cuzk_jobs gauge");
+    for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {
         let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
     }
     let c = &sh.counters;
-    let _ = writeln!(
-        o,
-        "# HELP cuzk_jobs_total Jobs by final outcome since start.\n# TYPE cuzk_jobs_total counter"
-    );
-    for (name, v) in [
-        ("submitted", &c.submitted),
-        ("done", &c.done),
-        ("failed", &c.failed),
-        ("cancelled", &c.cancelled),
-    ] {
-        let _ = writeln!(
-            o,
-            "cuzk_jobs_total{{outcome=\"{name}\"}} {}",
-            v.load(Ordering::Relaxed)
-        );
+    let _ = writeln!(o, "# HELP cuzk_jobs_total Jobs by final outcome since start.\n# TYPE cuzk_jobs_total counter");
+    for (name, v) in [("submitted", &c.submitted), ("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
+        let _ = writeln!(o, "cuzk_jobs_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
     }
     let _ = writeln!(o, "# HELP cuzk_srs_resident_bytes Decoded SRS bytes held in memory.\n# TYPE cuzk_srs_resident_bytes gauge");
     for s in sh.srs.all() {
-        let _ = writeln!(
-            o,
-            "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}",
-            registry::name(s.proof),
-            s.resident_bytes
-        );
+        let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
     }
     let devices = sh.backend.devices();
     if !devices.is_empty() {
         let _ = writeln!(o, "# HELP cuzk_device_usable Whether a device can still prove (0 once its context is lost).\n# TYPE cuzk_device_usable gauge");
         for d in &devices {
-            let _ = writeln!(
-                o,
-                "cuzk_device_usable{{device=\"{}\"}} {}",
-                d.index, d.usable as u8
-            );
+            let _ = writeln!(o, "cuzk_device_usable{{device=\"{}\"}} {}", d.index, d.usable as u8);
         }
         let _ = writeln!(o, "# HELP cuzk_device_proofs_total Partition proofs per device and outcome.\n# TYPE cuzk_device_proofs_total counter");
         for d in &devices {
-            let _ = writeln!(
-                o,
-                "cuzk_device_proofs_total{{device=\"{}\",outcome=\"ok\"}} {}",
-                d.index, d.proofs
-            );
-            let _ = writeln!(
-                o,
-                "cuzk_device_proofs_total{{device=\"{}\",outcome=\"failed\"}} {}",
-                d.index, d.failures
-            );
+            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"ok\"}} {}", d.index, d.proofs);
+            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"failed\"}} {}", d.index, d.failures);
         }
     }
     let d = sh.dealloc.stats();
     let _ = writeln!(o, "# HELP cuzk_dealloc_pending_bytes Bytes queued for the deallocator thread.\n# TYPE cuzk_dealloc_pending_bytes gauge");
-    let _ = writeln!(
-        o,
-        "cuzk_dealloc_pending_bytes {}",
-        d.pending_bytes.load(Ordering::Relaxed)
-    );
+    let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
     let mem = sh.memory.snapshot();
     let _ = writeln!(o, "# HELP cuzk_memory_reserved_bytes Bytes reserved by partitions between synthesis and freeing.\n# TYPE cuzk_memory_reserved_bytes gauge");
     let _ = writeln!(o, "cuzk_memory_reserved_bytes {}", mem.reserved);

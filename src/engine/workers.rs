@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use blstrs::Scalar;
 use ff::Field;
 
-use super::job::{Job, JobResult, JobState, JobWork};
+use super::job::{Job, JobResult, JobState, JobWork, Stage};
 use super::memory::Reservation;
 use super::Shared;
 use crate::error::{Error, Result, Status};
@@ -36,8 +36,9 @@ struct Started {
     memory: Reservation,
     /// Time it waited for the prover.
     waited: Duration,
-    /// When the prover took it.
+    /// When the prover took it, and when the backend's first stage returned.
     at: Instant,
+    started: Instant,
     begun: Begun,
 }
 
@@ -70,22 +71,13 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     };
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
-        threads.push(stage(
-            format!("cuzk-synth-{i}"),
-            Box::new(move || synth_loop(&sh, tx)),
-        )?);
+        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx)))?);
     }
     drop(tx);
     let sh = shared.clone();
-    threads.push(stage(
-        "cuzk-prove".into(),
-        Box::new(move || prove_loop(&sh, rx, ftx)),
-    )?);
+    threads.push(stage("cuzk-prove".into(), Box::new(move || prove_loop(&sh, rx, ftx)))?);
     let sh = shared.clone();
-    threads.push(stage(
-        "cuzk-finish".into(),
-        Box::new(move || finish_loop(&sh, frx)),
-    )?);
+    threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
     Ok(())
 }
 
@@ -97,27 +89,16 @@ struct StageWatch<'a>(&'a Arc<Shared>);
 impl Drop for StageWatch<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let name = std::thread::current()
-                .name()
-                .unwrap_or("a stage thread")
-                .to_owned();
+            let name = std::thread::current().name().unwrap_or("a stage thread").to_owned();
             log::error!("cuzk engine thread {name} panicked; failing every unfinished job");
-            self.0.break_engine(&format!(
-                "engine thread {name} panicked (a bug in cuzk); the engine must be recreated"
-            ));
+            self.0.break_engine(&format!("engine thread {name} panicked (a bug in cuzk); the engine must be recreated"));
         }
     }
 }
 
 /// Run a stage, turning a panic into an error.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        Err(err!(
-            Internal,
-            "panic during {what}: {}",
-            crate::error::panic_message(p)
-        ))
-    })
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(err!(Internal, "panic during {what}: {}", crate::error::panic_message(p))))
 }
 
 fn fail(shared: &Shared, job: &Job, e: Error) {
@@ -164,61 +145,43 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         // evaluates a, b, c on its device, a partition holds only its witness on the host.
         let r1cs = shared.circuits.get(work.inputs.proof);
         let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
-        let bytes = if on_device {
-            work.srs.witness_bytes()
-        } else {
-            work.srs.partition_bytes()
-        };
+        let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
         let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);
             continue; // cancelled while waiting for room
         };
         let waited = t.elapsed();
         if waited > Duration::from_millis(1) {
-            job.lock().timings.phases.add("memory_wait", waited);
+            let mut g = job.lock();
+            g.timings.phases.add("memory_wait", waited);
+            g.timings.span(job.submitted, item.partition, Stage::MemoryWait, t, t + waited);
         }
         let t = Instant::now();
-        let res = guarded("synthesis", || {
-            synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device)
-        });
+        let res = guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
         // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
         shared.dealloc.free(work, 0);
         let took = t.elapsed();
-        job.lock().timings.synthesis += took;
-        log::debug!(
-            "job {} partition {} synthesized in {took:?}",
-            job.id,
-            item.partition
-        );
+        {
+            let mut g = job.lock();
+            g.timings.synthesis += took;
+            g.timings.span(job.submitted, item.partition, Stage::Synthesis, t, t + took);
+        }
+        log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);
         match res {
-            Err(e) => fail(
-                shared,
-                &job,
-                e.context(format!("job {} partition {}", job.id, item.partition)),
-            ),
+            Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
             Ok(a) if job.is_cancelled() => discard(shared, a, memory),
             Ok(mut assignment) => {
-                match guarded("preparing for the prover", || {
-                    shared.backend.prepare(&mut assignment)
-                }) {
+                match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
                     Ok(Some(took)) => job.lock().timings.phases.add("prover_prepare", took),
                     Ok(None) => {}
                     // Not fatal: the backend proves an unprepared assignment too (more slowly).
                     Err(e) => log::warn!("job {} partition {}: {e}", job.id, item.partition),
                 }
-                let s = Synthesized {
-                    job,
-                    partition: item.partition,
-                    assignment,
-                    memory,
-                    ready_at: Instant::now(),
-                };
+                let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 if let Err(back) = tx.send(s) {
                     // Prover gone (shutdown): free and stop.
-                    let Synthesized {
-                        assignment, memory, ..
-                    } = back.0;
+                    let Synthesized { assignment, memory, .. } = back.0;
                     discard(shared, assignment, memory);
                     return;
                 }
@@ -230,28 +193,17 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
 /// One partition: through `r1cs` (the proof type's recorded circuit) when given — the witness,
 /// then a, b, c from its matrices here, or left to the backend's device (`on_device`) — else in
 /// full.
-fn synthesize(
-    job: &Job,
-    work: &JobWork,
-    k: usize,
-    r1cs: Option<&Arc<R1cs>>,
-    on_device: bool,
-) -> Result<Assignment> {
+fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_device: bool) -> Result<Assignment> {
     let hint = work.srs.size_hint();
     let Some(r1cs) = r1cs else {
         return work.inputs.circuits.synthesize(k, hint);
     };
     let t = Instant::now();
     let witness = match work.inputs.circuits.witness(k, hint) {
-        Err(e) if e.status == Status::Unsupported => {
-            return work.inputs.circuits.synthesize(k, hint)
-        }
+        Err(e) if e.status == Status::Unsupported => return work.inputs.circuits.synthesize(k, hint),
         r => r?,
     };
-    job.lock()
-        .timings
-        .phases
-        .add("synthesis_witness", t.elapsed());
+    job.lock().timings.phases.add("synthesis_witness", t.elapsed());
     let context = |e: crate::error::Error| e.context(format!("partition {k}"));
     if on_device {
         return r1cs.defer(witness).map_err(context);
@@ -264,13 +216,7 @@ fn synthesize(
 
 fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Started>) {
     for s in rx {
-        let Synthesized {
-            job,
-            partition,
-            assignment,
-            memory,
-            ready_at,
-        } = s;
+        let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
             discard(shared, assignment, memory);
             continue;
@@ -283,35 +229,18 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
             discard(shared, assignment, memory);
             continue;
         };
-        let res = guarded("proving", || {
-            shared
-                .backend
-                .start(&work.srs, assignment, r, s, &|| job.is_cancelled())
-        });
+        let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
         shared.dealloc.free(work, 0);
         match res {
             Err(e) => {
                 shared.dealloc.free(memory, 0); // after whatever the backend handed the deallocator
                 if !job.is_cancelled() {
-                    fail(
-                        shared,
-                        &job,
-                        e.context(format!("job {} partition {partition}", job.id)),
-                    );
+                    fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
                 } // else already reported as cancelled or failed
             }
             Ok(begun) => {
-                if ftx
-                    .send(Started {
-                        job,
-                        partition,
-                        memory,
-                        waited,
-                        at,
-                        begun,
-                    })
-                    .is_err()
-                {
+                let started = Instant::now();
+                if ftx.send(Started { job, partition, memory, waited, at, started, begun }).is_err() {
                     return; // finisher gone (shutdown)
                 }
             }
@@ -321,20 +250,12 @@ fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Starte
 
 fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
     for st in rx {
-        let Started {
-            job,
-            partition,
-            memory,
-            waited,
-            at,
-            begun,
-        } = st;
+        let Started { job, partition, memory, waited, at, started, begun } = st;
+        let finishing = Instant::now();
         let res = match (begun, job.work()) {
             (Begun::Done(pp), _) => Ok(pp),
             (Begun::Tail(tail), Some(work)) => {
-                let r = guarded("finishing the proof", || {
-                    shared.backend.finish(&work.srs, tail)
-                });
+                let r = guarded("finishing the proof", || shared.backend.finish(&work.srs, tail));
                 shared.dealloc.free(work, 0);
                 r
             }
@@ -348,11 +269,7 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
             Err(e) => {
                 shared.dealloc.free(memory, 0);
                 if !job.is_cancelled() {
-                    fail(
-                        shared,
-                        &job,
-                        e.context(format!("job {} partition {partition}", job.id)),
-                    );
+                    fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
                 } // else already reported as cancelled or failed
             }
             Ok(pp) => {
@@ -365,6 +282,10 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
                     let mut g = job.lock();
                     g.timings.prove_queue += waited;
                     g.timings.prove += took;
+                    let sub = job.submitted;
+                    g.timings.span(sub, partition, Stage::ProveQueue, at - waited, at);
+                    g.timings.span(sub, partition, Stage::Prove, at, started);
+                    g.timings.span(sub, partition, Stage::Finish, finishing, at + took);
                     g.timings.phases.accumulate(&pp.phases);
                     g.cpu_fallback_partitions += pp.cpu_fallback as usize;
                     g.proofs[partition] = Some(pp.proof);
@@ -384,8 +305,7 @@ fn finish(shared: &Shared, job: &Job) {
     let res = guarded("assembling the proof", || {
         let mut bytes = Vec::with_capacity(192 * job.partitions());
         for p in job.lock().proofs.iter().flatten() {
-            p.write(&mut bytes)
-                .map_err(|e| err!(Internal, "serializing proof: {e}"))?;
+            p.write(&mut bytes).map_err(|e| err!(Internal, "serializing proof: {e}"))?;
         }
         let t = Instant::now();
         let verified = if shared.config.verify {
@@ -399,11 +319,7 @@ fn finish(shared: &Shared, job: &Job) {
                 seed: work.inputs.seed,
             };
             if !crate::verify::verify_seal(&work.srs.pvk, &st, &bytes)? {
-                return Err(err!(
-                    Verification,
-                    "job {}: the produced proof does not verify",
-                    job.id
-                ));
+                return Err(err!(Verification, "job {}: the produced proof does not verify", job.id));
             }
             true
         } else {
@@ -444,3 +360,4 @@ fn finish(shared: &Shared, job: &Job) {
         }
     }
 }
+

@@ -12,13 +12,7 @@ pub fn guard(err: *mut *mut cuzk_error, f: impl FnOnce() -> Result<()>) -> Statu
     let e = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => return Status::Ok,
         Ok(Err(e)) => e,
-        Err(p) => Error::new(
-            Status::Panic,
-            format!(
-                "internal panic (a bug in cuzk): {}",
-                crate::error::panic_message(p)
-            ),
-        ),
+        Err(p) => Error::new(Status::Panic, format!("internal panic (a bug in cuzk): {}", crate::error::panic_message(p))),
     };
     let status = e.status;
     if !err.is_null() {
@@ -38,8 +32,7 @@ pub fn guard_void(f: impl FnOnce()) {
 /// # Safety
 /// `p` must be NULL or point to a live `T`.
 pub unsafe fn arg<'a, T>(p: *const T, name: &str) -> Result<&'a T> {
-    p.as_ref()
-        .ok_or_else(|| err!(InvalidArgument, "{name} is NULL"))
+    p.as_ref().ok_or_else(|| err!(InvalidArgument, "{name} is NULL"))
 }
 
 /// Borrow `len` bytes at `p`; NULL and zero length are errors.
@@ -77,10 +70,7 @@ pub unsafe fn arg_opt_str<'a>(p: *const c_char, name: &str) -> Result<Option<&'a
     if p.is_null() {
         return Ok(None);
     }
-    CStr::from_ptr(p)
-        .to_str()
-        .map(Some)
-        .map_err(|_| err!(InvalidArgument, "{name} is not valid UTF-8"))
+    CStr::from_ptr(p).to_str().map(Some).map_err(|_| err!(InvalidArgument, "{name} is not valid UTF-8"))
 }
 
 /// Write `v` to an out-param that must not be NULL.
@@ -116,9 +106,7 @@ pub unsafe fn write_opt<T>(p: *mut T, v: T) {
 
 pub fn into_cstring(s: String) -> *mut c_char {
     // Interior NULs cannot occur in our JSON / messages; replace defensively.
-    CString::new(s.replace('\0', " "))
-        .expect("no NUL")
-        .into_raw()
+    CString::new(s.replace('\0', " ")).expect("no NUL").into_raw()
 }
 
 /// # Safety

@@ -17,10 +17,7 @@ pub struct cuzk_error {
 impl cuzk_error {
     pub(crate) fn into_raw(e: Error) -> *mut cuzk_error {
         let message = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
-        Box::into_raw(Box::new(cuzk_error {
-            status: e.status,
-            message,
-        }))
+        Box::into_raw(Box::new(cuzk_error { status: e.status, message }))
     }
 }
 

@@ -44,36 +44,24 @@ pub unsafe extern "C" fn cuzk_submit_porep_c2(
         let prover_id = arg_32(prover_id, "prover_id")?;
         let request_id = arg_opt_str(request_id, "request_id")?.map(str::to_owned);
         let out_job_id = out(out_job_id, "out_job_id")?;
-        let id = e.inner.submit(SubmitRequest {
-            c1_json: c1,
-            sector_id,
-            prover_id,
-            priority,
-            request_id,
-        })?;
+        let id = e.inner.submit(SubmitRequest { c1_json: c1, sector_id, prover_id, priority, request_id })?;
         out_job_id.write(id);
         Ok(())
     })
 }
 
 /// Map a snapshot to the out-params; a failed or cancelled job returns its own error.
-unsafe fn report(
-    snap: JobSnapshot,
-    out_state: *mut i32,
-    out_proof: *mut *mut cuzk_proof,
-) -> Result<()> {
+unsafe fn report(snap: JobSnapshot, out_state: *mut i32, out_proof: *mut *mut cuzk_proof) -> Result<()> {
     write_opt(out_state, snap.state as i32);
     match snap.state {
         JobState::Done => {
-            let result = snap
-                .result
-                .ok_or_else(|| err!(Internal, "done job without a result"))?;
+            let result = snap.result.ok_or_else(|| err!(Internal, "done job without a result"))?;
             write_opt(out_proof, cuzk_proof::into_raw(result));
             Ok(())
         }
-        JobState::Failed | JobState::Cancelled => Err(snap
-            .error
-            .unwrap_or_else(|| err!(Internal, "job ended without an error"))),
+        JobState::Failed | JobState::Cancelled => {
+            Err(snap.error.unwrap_or_else(|| err!(Internal, "job ended without an error")))
+        }
         JobState::Queued | JobState::Running => Ok(()),
     }
 }
@@ -140,3 +128,4 @@ pub unsafe extern "C" fn cuzk_job_cancel(
         Ok(())
     })
 }
+

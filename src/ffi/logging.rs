@@ -9,14 +9,8 @@ use crate::error::Status;
 /// A log sink: `level` 1 = error, 2 = warn, 3 = info, 4 = debug, 5 = trace; `target` (the Rust
 /// module) and `message` are NUL-terminated and valid only during the call; `user` is what was
 /// passed to `cuzk_log_configure`. NULL where a sink is optional.
-pub type cuzk_log_fn = Option<
-    unsafe extern "C" fn(
-        level: c_int,
-        target: *const c_char,
-        message: *const c_char,
-        user: *mut c_void,
-    ),
->;
+pub type cuzk_log_fn =
+    Option<unsafe extern "C" fn(level: c_int, target: *const c_char, message: *const c_char, user: *mut c_void)>;
 
 /// Configure cuzk's log output. By default (no call) records go to stderr, filtered by the
 /// `RUST_LOG` environment variable read once at the first engine creation (default `warn`), as

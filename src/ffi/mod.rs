@@ -61,17 +61,8 @@ mod tests {
     #[test]
     fn header_constants_follow_cargo() {
         assert_eq!(super::CUZK_ABI_VERSION, crate::ABI_VERSION);
-        assert_eq!(
-            super::CUZK_VERSION_MAJOR.to_string(),
-            env!("CARGO_PKG_VERSION_MAJOR")
-        );
-        assert_eq!(
-            super::CUZK_VERSION_MINOR.to_string(),
-            env!("CARGO_PKG_VERSION_MINOR")
-        );
-        assert_eq!(
-            super::CUZK_VERSION_PATCH.to_string(),
-            env!("CARGO_PKG_VERSION_PATCH")
-        );
+        assert_eq!(super::CUZK_VERSION_MAJOR.to_string(), env!("CARGO_PKG_VERSION_MAJOR"));
+        assert_eq!(super::CUZK_VERSION_MINOR.to_string(), env!("CARGO_PKG_VERSION_MINOR"));
+        assert_eq!(super::CUZK_VERSION_PATCH.to_string(), env!("CARGO_PKG_VERSION_PATCH"));
     }
 }

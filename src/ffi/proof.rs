@@ -89,12 +89,7 @@ pub unsafe extern "C" fn cuzk_proof_timing(
             PROVE => t.prove,
             VERIFY => t.verify,
             TOTAL => t.total,
-            _ => {
-                return Err(err!(
-                    InvalidArgument,
-                    "unknown stage {stage} (expected 0..=6)"
-                ))
-            }
+            _ => return Err(err!(InvalidArgument, "unknown stage {stage} (expected 0..=6)")),
         };
         out_seconds.write(d.as_secs_f64());
         Ok(())
@@ -116,9 +111,7 @@ pub unsafe extern "C" fn cuzk_proof_timings_json(
     guard(err, || {
         let p = arg(proof, "proof")?;
         let out_json = out(out_json, "out_json")?;
-        out_json.write(into_cstring(
-            crate::engine::result_json(&p.result).to_string(),
-        ));
+        out_json.write(into_cstring(crate::engine::result_json(&p.result).to_string()));
         Ok(())
     })
 }

@@ -49,9 +49,7 @@ pub unsafe extern "C" fn cuzk_srs_evict(
 ) -> Status {
     guard(err, || {
         let e = arg(engine, "engine")?;
-        let was = e
-            .inner
-            .srs_evict(registry::from_number(registered_proof)?)?;
+        let was = e.inner.srs_evict(registry::from_number(registered_proof)?)?;
         write_opt(out_was_loaded, was);
         Ok(())
     })
@@ -117,8 +115,7 @@ pub unsafe extern "C" fn cuzk_registered_proof_parse(
     err: *mut *mut cuzk_error,
 ) -> Status {
     guard(err, || {
-        let name =
-            arg_opt_str(name, "name")?.ok_or_else(|| err!(InvalidArgument, "name is NULL"))?;
+        let name = arg_opt_str(name, "name")?.ok_or_else(|| err!(InvalidArgument, "name is NULL"))?;
         let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
         out_registered_proof.write(registry::to_number(registry::parse(name)?));
         Ok(())

@@ -23,16 +23,11 @@ pub struct CpuBackend;
 /// [`super::ntt`] path and the GPU NTTs are checked against. First n−1 coefficients (the last
 /// is always zero).
 #[cfg(any(test, feature = "cuda"))]
-pub(crate) fn compute_h_bellperson(
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
-) -> Result<Vec<Scalar>> {
+pub(crate) fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
     use bellperson::domain::EvaluationDomain;
     use ec_gpu_gen::threadpool::Worker;
     let worker = Worker::new();
-    let domain =
-        |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
+    let domain = |v| EvaluationDomain::from_coeffs(v).map_err(|e| err!(Prover, "evaluation domain: {e}"));
     let (mut a, mut b, mut c) = (domain(a)?, domain(b)?, domain(c)?);
     let mut kern = None;
     EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
@@ -44,8 +39,7 @@ pub(crate) fn compute_h_bellperson(
     a.sub_assign(&worker, &c);
     drop(c);
     a.divide_by_z_on_coset(&worker);
-    a.icoset_fft(&worker, &mut kern)
-        .map_err(|e| err!(Prover, "icoset fft: {e}"))?;
+    a.icoset_fft(&worker, &mut kern).map_err(|e| err!(Prover, "icoset fft: {e}"))?;
     let mut h = a.into_coeffs();
     h.pop();
     Ok(h)
@@ -56,11 +50,7 @@ pub(crate) fn compute_h_bellperson(
 fn msm_h(bases: &[G1Affine], d: &Domain, h_br: &[Scalar]) -> Result<G1Projective> {
     let m = d.n - 1;
     if bases.len() < m {
-        return Err(err!(
-            Prover,
-            "SRS has {} h points, the domain needs {m}",
-            bases.len()
-        ));
+        return Err(err!(Prover, "SRS has {} h points, the domain needs {m}", bases.len()));
     }
     let mut bytes = vec![0u8; 32 * m];
     bytes
@@ -83,20 +73,12 @@ pub struct MsmSums {
 pub fn assemble(srs: &Srs, m: &MsmSums, r: Scalar, s: Scalar) -> Result<Proof<blstrs::Bls12>> {
     let vk = &srs.params.vk;
     if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
-        return Err(err!(
-            Prover,
-            "SRS delta is the identity (subverted parameters)"
-        ));
+        return Err(err!(Prover, "SRS delta is the identity (subverted parameters)"));
     }
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + m.a;
     let g_b = vk.delta_g2 * s + vk.beta_g2 + m.b_g2;
-    let g_c =
-        m.a * s + m.b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + m.h + m.l;
-    Ok(Proof {
-        a: g_a.to_affine(),
-        b: g_b.to_affine(),
-        c: g_c.to_affine(),
-    })
+    let g_c = m.a * s + m.b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + m.h + m.l;
+    Ok(Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() })
 }
 
 impl Backend for CpuBackend {
@@ -108,16 +90,8 @@ impl Backend for CpuBackend {
         self.prove_cancellable(srs, asg, r, s, &|| false)
     }
 
-    fn start(
-        &self,
-        srs: &Srs,
-        asg: Assignment,
-        r: Scalar,
-        s: Scalar,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<Begun> {
-        self.prove_cancellable(srs, asg, r, s, cancelled)
-            .map(Begun::Done)
+    fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, cancelled: &dyn Fn() -> bool) -> Result<Begun> {
+        self.prove_cancellable(srs, asg, r, s, cancelled).map(Begun::Done)
     }
 }
 
@@ -132,31 +106,14 @@ impl CpuBackend {
         s: Scalar,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<PartitionProof> {
-        let check = || {
-            if cancelled() {
-                Err(err!(Cancelled, "cancelled while proving"))
-            } else {
-                Ok(())
-            }
-        };
+        let check = || if cancelled() { Err(err!(Cancelled, "cancelled while proving")) } else { Ok(()) };
         let p = &srs.params;
         let mut t = PhaseTimings::default();
         let mut asg = asg;
         if asg.deferred.is_some() {
             t.time("cpu_abc", || asg.evaluate_deferred());
         }
-        let Assignment {
-            prepared,
-            deferred: _,
-            a,
-            b,
-            c,
-            input,
-            aux,
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
-        } = asg;
+        let Assignment { prepared, deferred: _, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
         drop(prepared); // another backend's; of no use here
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
@@ -183,28 +140,14 @@ impl CpuBackend {
             let (ba, _) = msm_sparse::<G2Affine>(&p.b_g2, b_inputs, &aux, Some(&b_aux_density.bv))?;
             Ok(bi + ba)
         })?;
-        let sums = MsmSums {
-            h: sum_h,
-            l: sum_l,
-            a: sum_a,
-            b_g1: sum_b_g1,
-            b_g2: sum_b_g2,
-        };
+        let sums = MsmSums { h: sum_h, l: sum_l, a: sum_a, b_g1: sum_b_g1, b_g2: sum_b_g2 };
         let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
         let witness_bytes = (32 * (input.capacity() + aux.capacity())) as u64;
         let garbage: super::Garbage = vec![
             (Box::new((h, spent)), h_bytes),
-            (
-                Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)),
-                witness_bytes,
-            ),
+            (Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes),
         ];
-        Ok(PartitionProof {
-            proof,
-            phases: t,
-            garbage,
-            cpu_fallback: false,
-        })
+        Ok(PartitionProof { proof, phases: t, garbage, cpu_fallback: false })
     }
 }
 

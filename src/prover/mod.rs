@@ -16,10 +16,7 @@ use blstrs::{Bls12, Scalar};
 
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
-pub use cuda::{
-    synthetic as cuda_synthetic, witness_stats, CudaBackend, DeviceInfo as CudaDeviceInfo,
-    Started as CudaStarted,
-};
+pub use cuda::{synthetic as cuda_synthetic, witness_stats, CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
 #[cfg(feature = "cuda-fault-injection")]
 pub use cuda::{FaultKind, FaultSite};
 
@@ -101,13 +98,7 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Prove one partition with blinding factors `r`, `s`.
-    fn prove(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<PartitionProof>;
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof>;
 
     /// Work a backend wants done on the synthesis thread once a partition is synthesized, off
     /// its own critical path (the CUDA backend classifies the witness's scalars). Returns the
@@ -151,10 +142,6 @@ pub trait Backend: Send + Sync {
     /// The tail of a proof [`Backend::start`] left as [`Begun::Tail`].
     fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
         let _ = (srs, tail);
-        Err(crate::err!(
-            Internal,
-            "backend {} leaves no proof tails to finish",
-            self.name()
-        ))
+        Err(crate::err!(Internal, "backend {} leaves no proof tails to finish", self.name()))
     }
 }

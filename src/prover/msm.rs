@@ -21,8 +21,7 @@ pub trait BlstPoint: PrimeCurveAffine<Scalar = Scalar> + Send + Sync {
 impl BlstPoint for G1Affine {
     fn pippenger(points: &[Self], scalars: &[u8]) -> G1Projective {
         // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine, G1Projective over blst_p1.
-        let raw: &[blst::blst_p1_affine] =
-            unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
+        let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
         let out: blst::blst_p1 = raw.mult(scalars, 255);
         unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) }
     }
@@ -31,8 +30,7 @@ impl BlstPoint for G1Affine {
 impl BlstPoint for G2Affine {
     fn pippenger(points: &[Self], scalars: &[u8]) -> G2Projective {
         // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine, G2Projective over blst_p2.
-        let raw: &[blst::blst_p2_affine] =
-            unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
+        let raw: &[blst::blst_p2_affine] = unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
         let out: blst::blst_p2 = raw.mult(scalars, 255);
         unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(out) }
     }
@@ -49,21 +47,13 @@ pub struct MsmStats {
 /// Pippenger over all of `bases[skip..skip + exps.len()]`.
 pub fn msm_dense<G: BlstPoint>(bases: &[G], skip: usize, exps: Vec<Scalar>) -> Result<G::Curve> {
     if bases.len() < skip + exps.len() {
-        return Err(err!(
-            Prover,
-            "SRS has {} bases, the witness needs {}",
-            bases.len(),
-            skip + exps.len()
-        ));
+        return Err(err!(Prover, "SRS has {} bases, the witness needs {}", bases.len(), skip + exps.len()));
     }
     if exps.is_empty() {
         return Ok(G::Curve::identity());
     }
     let mut bytes = vec![0u8; 32 * exps.len()];
-    bytes
-        .par_chunks_exact_mut(32)
-        .zip(exps.par_iter())
-        .for_each(|(b, s)| b.copy_from_slice(&s.to_bytes_le()));
+    bytes.par_chunks_exact_mut(32).zip(exps.par_iter()).for_each(|(b, s)| b.copy_from_slice(&s.to_bytes_le()));
     drop(exps);
     Ok(G::pippenger(&bases[skip..skip + bytes.len() / 32], &bytes))
 }
@@ -78,22 +68,12 @@ pub fn msm_sparse<G: BlstPoint>(
 ) -> Result<(G::Curve, MsmStats)> {
     if let Some(d) = density {
         if d.len() != exps.len() {
-            return Err(err!(
-                Prover,
-                "density has {} bits for {} scalars",
-                d.len(),
-                exps.len()
-            ));
+            return Err(err!(Prover, "density has {} bits for {} scalars", d.len(), exps.len()));
         }
     }
     let needed = density.map_or(exps.len(), |d| d.count_ones());
     if bases.len() < skip + needed {
-        return Err(err!(
-            Prover,
-            "SRS has {} bases, the witness needs {}",
-            bases.len(),
-            skip + needed
-        ));
+        return Err(err!(Prover, "SRS has {} bases, the witness needs {}", bases.len(), skip + needed));
     }
 
     // Fixed-size chunks; each knows where its bases start.
@@ -163,12 +143,7 @@ mod tests {
     use group::Curve;
     use rand::{Rng, SeedableRng};
 
-    fn naive(
-        bases: &[G1Affine],
-        skip: usize,
-        exps: &[Scalar],
-        density: Option<&BitVec>,
-    ) -> G1Projective {
+    fn naive(bases: &[G1Affine], skip: usize, exps: &[Scalar], density: Option<&BitVec>) -> G1Projective {
         let mut acc = G1Projective::identity();
         let mut j = skip;
         for (i, s) in exps.iter().enumerate() {
@@ -184,9 +159,8 @@ mod tests {
     fn sparse_matches_naive_on_mixed_scalars() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let n = 40_000;
-        let bases: Vec<G1Affine> = (0..n + 3)
-            .map(|_| G1Projective::random(&mut rng).to_affine())
-            .collect();
+        let bases: Vec<G1Affine> =
+            (0..n + 3).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
         let exps: Vec<Scalar> = (0..n)
             .map(|i| match i % 5 {
                 0 | 1 => Scalar::ZERO,
@@ -196,10 +170,7 @@ mod tests {
             .collect();
         let density: BitVec = (0..n).map(|_| rng.gen_bool(0.7)).collect();
         let (got, st) = msm_sparse(&bases, 3, &exps, Some(&density)).unwrap();
-        assert_eq!(
-            got.to_affine(),
-            naive(&bases, 3, &exps, Some(&density)).to_affine()
-        );
+        assert_eq!(got.to_affine(), naive(&bases, 3, &exps, Some(&density)).to_affine());
         assert_eq!(st.zeros + st.ones + st.significant, density.count_ones());
         let (got, _) = msm_sparse(&bases, 0, &exps, None).unwrap();
         assert_eq!(got.to_affine(), naive(&bases, 0, &exps, None).to_affine());

@@ -61,21 +61,18 @@ fn twiddles(u: Scalar, log_n: u32) -> Vec<Scalar> {
             rest = tail;
         }
     }
-    parts
-        .into_par_iter()
-        .zip(levels.par_iter())
-        .for_each(|(slot, &(m, l))| {
-            let base = u.pow_vartime([(n / (2 * m)) as u64]);
-            let mut p = Scalar::ONE;
-            let mut pows = Vec::with_capacity(m);
-            for _ in 0..m {
-                pows.push(p);
-                p *= base;
-            }
-            for (i, s) in slot.iter_mut().enumerate() {
-                *s = pows[bitrev(i, l)];
-            }
-        });
+    parts.into_par_iter().zip(levels.par_iter()).for_each(|(slot, &(m, l))| {
+        let base = u.pow_vartime([(n / (2 * m)) as u64]);
+        let mut p = Scalar::ONE;
+        let mut pows = Vec::with_capacity(m);
+        for _ in 0..m {
+            pows.push(p);
+            p *= base;
+        }
+        for (i, s) in slot.iter_mut().enumerate() {
+            *s = pows[bitrev(i, l)];
+        }
+    });
     t
 }
 
@@ -84,12 +81,8 @@ fn bitrev_powers(h: Scalar, c: Scalar, log_n: u32) -> (Vec<Scalar>, Vec<Scalar>)
     let lo_bits = log_n / 2;
     let hi_bits = log_n - lo_bits;
     let h_hi = h.pow_vartime([1u64 << hi_bits]);
-    let lo = (0..1usize << lo_bits)
-        .map(|x| h_hi.pow_vartime([bitrev(x, lo_bits) as u64]))
-        .collect();
-    let hi = (0..1usize << hi_bits)
-        .map(|x| c * h.pow_vartime([bitrev(x, hi_bits) as u64]))
-        .collect();
+    let lo = (0..1usize << lo_bits).map(|x| h_hi.pow_vartime([bitrev(x, lo_bits) as u64])).collect();
+    let hi = (0..1usize << hi_bits).map(|x| c * h.pow_vartime([bitrev(x, hi_bits) as u64])).collect();
     (lo, hi)
 }
 
@@ -104,8 +97,7 @@ impl Domain {
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap();
         let n_inv = Scalar::from(n as u64).invert().unwrap();
-        let (tw_fwd, tw_inv) =
-            rayon::join(|| twiddles(omega, log_n), || twiddles(omega_inv, log_n));
+        let (tw_fwd, tw_inv) = rayon::join(|| twiddles(omega, log_n), || twiddles(omega_inv, log_n));
         Domain {
             log_n,
             n,
@@ -125,10 +117,7 @@ impl Domain {
             return d.clone();
         }
         let d = Arc::new(Domain::build(log_n));
-        cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(log_n, d.clone());
+        cache.lock().unwrap_or_else(|e| e.into_inner()).insert(log_n, d.clone());
         d
     }
 }
@@ -210,13 +199,11 @@ fn gs(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
 /// x[j] *= lo[j mod 2^L] · hi[j >> L]: bit-reversed-order powers, two muls per element.
 fn scale_br(x: &mut [Scalar], (lo, hi): &(Vec<Scalar>, Vec<Scalar>)) {
     let l = lo.len();
-    x.par_chunks_mut(l)
-        .zip(hi.par_iter())
-        .for_each(|(chunk, h)| {
-            for (v, f) in chunk.iter_mut().zip(lo.iter()) {
-                *v *= *f * h;
-            }
-        });
+    x.par_chunks_mut(l).zip(hi.par_iter()).for_each(|(chunk, h)| {
+        for (v, f) in chunk.iter_mut().zip(lo.iter()) {
+            *v *= *f * h;
+        }
+    });
 }
 
 /// Evaluations on the domain (natural order) → evaluations on the coset g·ω^i (natural order).
@@ -230,20 +217,13 @@ fn to_coset(d: &Domain, x: &mut [Scalar]) {
 /// a satisfied circuit and is not used), from the
 /// A, B, C evaluations (each zero-padded to the domain size). B's and C's buffers come back
 /// spent, for the caller to free off the critical path.
-pub fn h_bitreversed(
-    mut a: Vec<Scalar>,
-    mut b: Vec<Scalar>,
-    mut c: Vec<Scalar>,
-) -> (Arc<Domain>, Vec<Scalar>, [Vec<Scalar>; 2]) {
+pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> (Arc<Domain>, Vec<Scalar>, [Vec<Scalar>; 2]) {
     let n = a.len().max(b.len()).max(c.len()).max(1).next_power_of_two();
     let d = Domain::get(n.trailing_zeros());
     for v in [&mut a, &mut b, &mut c] {
         v.resize(n, Scalar::ZERO);
     }
-    rayon::join(
-        || to_coset(&d, &mut a),
-        || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)),
-    );
+    rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
     let (b, c) = b_c_into(&d, &mut a, b, c);
     ct(&mut a, &d.tw_inv, 1, 0);
     scale_br(&mut a, &d.coset_inv);
@@ -251,12 +231,7 @@ pub fn h_bitreversed(
 }
 
 /// a ← (a·b − c) / Z(g), consuming b and c.
-fn b_c_into(
-    d: &Domain,
-    a: &mut [Scalar],
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
-) -> (Vec<Scalar>, Vec<Scalar>) {
+fn b_c_into(d: &Domain, a: &mut [Scalar], b: Vec<Scalar>, c: Vec<Scalar>) -> (Vec<Scalar>, Vec<Scalar>) {
     let z = d.z_inv;
     a.par_chunks_mut(4096)
         .zip(b.par_chunks(4096))
@@ -322,14 +297,9 @@ mod tests {
     fn h_matches_bellperson_on_random_inputs() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
         for len in [1usize, 2, 7, 1000, 1 << 12, (1 << 16) + 3] {
-            let r = |rng: &mut rand_chacha::ChaCha8Rng| {
-                (0..len)
-                    .map(|_| Scalar::random(&mut *rng))
-                    .collect::<Vec<_>>()
-            };
+            let r = |rng: &mut rand_chacha::ChaCha8Rng| (0..len).map(|_| Scalar::random(&mut *rng)).collect::<Vec<_>>();
             let (a, b, c) = (r(&mut rng), r(&mut rng), r(&mut rng));
-            let want =
-                super::super::cpu::compute_h_bellperson(a.clone(), b.clone(), c.clone()).unwrap();
+            let want = super::super::cpu::compute_h_bellperson(a.clone(), b.clone(), c.clone()).unwrap();
             let (d, br, _) = h_bitreversed(a, b, c);
             let mut got = vec![Scalar::ZERO; d.n];
             for (j, v) in br.iter().enumerate() {

@@ -44,10 +44,7 @@ const CHUNK: usize = 16 << 20;
 
 /// Where the cache of `params` lives in `dir`.
 pub fn path_for(dir: &Path, params: &Path) -> PathBuf {
-    let name = params
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "params".into());
+    let name = params.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "params".into());
     dir.join(format!("{name}.cuzk-srs"))
 }
 
@@ -63,11 +60,7 @@ pub struct Source {
 
 impl Source {
     pub fn of(meta: &Metadata) -> Source {
-        let ns = |s: i64, n: i64| {
-            (s as u64)
-                .wrapping_mul(1_000_000_000)
-                .wrapping_add(n as u64)
-        };
+        let ns = |s: i64, n: i64| (s as u64).wrapping_mul(1_000_000_000).wrapping_add(n as u64);
         Source {
             len: meta.len(),
             mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
@@ -83,13 +76,7 @@ impl Source {
     /// (a real params file's identity differs on every machine and every copy).
     #[doc(hidden)]
     pub fn fixed_for_fuzzing() -> Source {
-        Source {
-            len: 1,
-            mtime_ns: 2,
-            ctime_ns: 3,
-            dev: 4,
-            ino: 5,
-        }
+        Source { len: 1, mtime_ns: 2, ctime_ns: 3, dev: 4, ino: 5 }
     }
 }
 
@@ -114,9 +101,7 @@ fn validation_code(v: Validation) -> u64 {
 }
 
 fn validation_of(code: u64) -> Option<Validation> {
-    [Validation::None, Validation::OnCurve, Validation::Full]
-        .get(code as usize)
-        .copied()
+    [Validation::None, Validation::OnCurve, Validation::Full].get(code as usize).copied()
 }
 
 /// The bytes of the generators: a build whose point memory differs (layout, Montgomery form)
@@ -160,10 +145,7 @@ impl Header {
         }
         let f = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         if f(1) != VERSION {
-            return Err(format!(
-                "format version {} (this build reads {VERSION})",
-                f(1)
-            ));
+            return Err(format!("format version {} (this build reads {VERSION})", f(1)));
         }
         if f(2) != G1 as u64 || f(3) != G2 as u64 || b[8 * FIELDS..HEADER_BYTES] != probe()[..] {
             return Err("written by a build with another point layout".into());
@@ -177,34 +159,15 @@ impl Header {
         for (k, c) in crcs.iter_mut().enumerate() {
             *c = f(16 + k) as u32;
         }
-        let source = Source {
-            len: f(4),
-            mtime_ns: f(5),
-            ctime_ns: f(6),
-            dev: f(7),
-            ino: f(8),
-        };
-        Ok(Header {
-            source,
-            validation,
-            counts,
-            crcs,
-        })
+        let source = Source { len: f(4), mtime_ns: f(5), ctime_ns: f(6), dev: f(7), ino: f(8) };
+        Ok(Header { source, validation, counts, crcs })
     }
 
     /// Byte length of each section; None when the counts cannot be real (corrupt header).
     fn section_bytes(&self) -> Option<[usize; SECTIONS]> {
         let c = self.counts;
         let b = |n: u64, size: usize| usize::try_from(n).ok()?.checked_mul(size);
-        Some([
-            VK_BYTES,
-            b(c[0], G1)?,
-            b(c[1], G1)?,
-            b(c[2], G1)?,
-            b(c[3], G1)?,
-            b(c[4], G1)?,
-            b(c[5], G2)?,
-        ])
+        Some([VK_BYTES, b(c[0], G1)?, b(c[1], G1)?, b(c[2], G1)?, b(c[3], G1)?, b(c[4], G1)?, b(c[5], G2)?])
     }
 }
 
@@ -267,9 +230,7 @@ pub fn load(cache: &Path, want: &Expect<'_>) -> Option<(Parameters<Bls12>, Valid
         Ok(p) => Some(p),
         Err(why) => {
             match fs::symlink_metadata(cache) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    log::info!("no SRS cache at {} yet", cache.display())
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => log::info!("no SRS cache at {} yet", cache.display()),
                 _ => log::warn!("SRS cache {} not used: {why}", cache.display()),
             }
             None
@@ -277,13 +238,9 @@ pub fn load(cache: &Path, want: &Expect<'_>) -> Option<(Parameters<Bls12>, Valid
     }
 }
 
-fn try_load(
-    cache: &Path,
-    want: &Expect<'_>,
-) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
+fn try_load(cache: &Path, want: &Expect<'_>) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
     if let Some(dir) = cache.parent() {
-        files::check_private_dir(dir)
-            .map_err(|why| format!("its directory {} {why}", dir.display()))?;
+        files::check_private_dir(dir).map_err(|why| format!("its directory {} {why}", dir.display()))?;
     }
     let file = files::open_regular(cache, Trust::Private).map_err(|why| format!("it {why}"))?;
     let len = file.metadata().map_err(|e| e.to_string())?.len();
@@ -291,33 +248,19 @@ fn try_load(
         return Err(format!("not a cuzk SRS cache ({len} bytes)"));
     }
     let mut head = vec![0u8; HEADER_BYTES];
-    file.read_exact_at(&mut head, 0)
-        .map_err(|e| format!("reading the header: {e}"))?;
+    file.read_exact_at(&mut head, 0).map_err(|e| format!("reading the header: {e}"))?;
     let h = Header::decode(&head)?;
     if h.source != want.source {
         return Err("the params file changed since the cache was written (or the cache belongs to another file)".into());
     }
     if validation_code(h.validation) < validation_code(want.validation) {
-        return Err(format!(
-            "cached with validation {}, {} asked for",
-            h.validation.name(),
-            want.validation.name()
-        ));
+        return Err(format!("cached with validation {}, {} asked for", h.validation.name(), want.validation.name()));
     }
-    if h.counts
-        .iter()
-        .zip(want.counts)
-        .any(|(&c, w)| c != w as u64)
-    {
+    if h.counts.iter().zip(want.counts).any(|(&c, w)| c != w as u64) {
         return Err("its section sizes differ from the params file's".into());
     }
-    let sizes = h
-        .section_bytes()
-        .ok_or("corrupt header (impossible section sizes)")?;
-    let total = sizes
-        .iter()
-        .try_fold(HEADER_BYTES as u64, |t, &s| t.checked_add(s as u64))
-        .unwrap_or(u64::MAX);
+    let sizes = h.section_bytes().ok_or("corrupt header (impossible section sizes)")?;
+    let total = sizes.iter().try_fold(HEADER_BYTES as u64, |t, &s| t.checked_add(s as u64)).unwrap_or(u64::MAX);
     if len != total {
         return Err(format!("{len} bytes, the header describes {total}"));
     }
@@ -360,9 +303,7 @@ fn try_load(
         ic,
     };
     if vk != *want.vk {
-        return Err(
-            "its verifying key differs from the params file's (edited or foreign cache)".into(),
-        );
+        return Err("its verifying key differs from the params file's (edited or foreign cache)".into());
     }
     let params = Parameters {
         vk,
@@ -379,15 +320,8 @@ fn try_load(
 /// to `cache`: into a private temp file of a unique name (removed on any failure), then renamed
 /// into place, so a reader never sees half a file and concurrent writers never interleave.
 /// The directory is created private (0700) when missing and must be private when present.
-pub fn store(
-    cache: &Path,
-    source: Source,
-    validation: Validation,
-    p: &Parameters<Bls12>,
-) -> Result<()> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        err!(Internal, "SRS cache {}: {what}: {e}", cache.display())
-    };
+pub fn store(cache: &Path, source: Source, validation: Validation, p: &Parameters<Bls12>) -> Result<()> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| err!(Internal, "SRS cache {}: {what}: {e}", cache.display());
     if let Some(dir) = cache.parent() {
         files::create_private_dir(dir).map_err(|e| fail("creating its directory", &e))?;
         files::check_private_dir(dir).map_err(|why| fail("its directory", &why))?;
@@ -410,20 +344,11 @@ pub fn store(
     let header = Header {
         source,
         validation,
-        counts: [
-            vk.ic.len(),
-            p.h.len(),
-            p.l.len(),
-            p.a.len(),
-            p.b_g1.len(),
-            p.b_g2.len(),
-        ]
-        .map(|n| n as u64),
+        counts: [vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()].map(|n| n as u64),
         crcs: sections.map(crc),
     };
     let mut w = BufWriter::with_capacity(CHUNK, tmp.file());
-    w.write_all(&header.encode())
-        .map_err(|e| fail("writing", &e))?;
+    w.write_all(&header.encode()).map_err(|e| fail("writing", &e))?;
     for s in sections {
         w.write_all(s).map_err(|e| fail("writing", &e))?;
     }
@@ -457,10 +382,8 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn params() -> Parameters<Bls12> {
-        let g1 =
-            |k: u64| G1Affine::from(blstrs::G1Projective::generator() * blstrs::Scalar::from(k));
-        let g2 =
-            |k: u64| G2Affine::from(blstrs::G2Projective::generator() * blstrs::Scalar::from(k));
+        let g1 = |k: u64| G1Affine::from(blstrs::G1Projective::generator() * blstrs::Scalar::from(k));
+        let g2 = |k: u64| G2Affine::from(blstrs::G2Projective::generator() * blstrs::Scalar::from(k));
         Parameters {
             vk: VerifyingKey {
                 alpha_g1: g1(2),
@@ -480,20 +403,8 @@ mod tests {
     }
 
     fn expect(p: &Parameters<Bls12>, source: Source, validation: Validation) -> Expect<'_> {
-        let counts = [
-            p.vk.ic.len(),
-            p.h.len(),
-            p.l.len(),
-            p.a.len(),
-            p.b_g1.len(),
-            p.b_g2.len(),
-        ];
-        Expect {
-            source,
-            counts,
-            vk: &p.vk,
-            validation,
-        }
+        let counts = [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()];
+        Expect { source, counts, vk: &p.vk, validation }
     }
 
     fn refusal(cache: &Path, want: &Expect<'_>) -> String {
@@ -507,20 +418,10 @@ mod tests {
     fn round_trip_and_every_reason_to_refuse() {
         let dir = std::env::temp_dir().join(format!("cuzk-srs-cache-{}", std::process::id()));
         let cache = path_for(&dir, Path::new("/x/v28-test.params"));
-        let src = Source {
-            len: 1234,
-            mtime_ns: 5678,
-            ctime_ns: 91011,
-            dev: 3,
-            ino: 77,
-        };
+        let src = Source { len: 1234, mtime_ns: 5678, ctime_ns: 91011, dev: 3, ino: 77 };
         let p = params();
         store(&cache, src, Validation::OnCurve, &p).unwrap();
-        assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
-            1,
-            "no temp file left behind"
-        );
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no temp file left behind");
         assert_eq!(fs::metadata(&cache).unwrap().mode() & 0o777, 0o600);
 
         let (back, v) = load(&cache, &expect(&p, src, Validation::OnCurve)).expect("usable cache");
@@ -530,11 +431,7 @@ mod tests {
 
         // Refused: a stronger validation, another source (inode, ctime, length), other sizes.
         assert!(refusal(&cache, &expect(&p, src, Validation::Full)).contains("validation"));
-        for other in [
-            Source { len: 1235, ..src },
-            Source { ino: 78, ..src },
-            Source { ctime_ns: 1, ..src },
-        ] {
+        for other in [Source { len: 1235, ..src }, Source { ino: 78, ..src }, Source { ctime_ns: 1, ..src }] {
             assert!(refusal(&cache, &expect(&p, other, Validation::None)).contains("changed"));
         }
         let mut fewer = expect(&p, src, Validation::None);
@@ -559,17 +456,13 @@ mod tests {
         fs::write(&cache, &bytes[..bytes.len() - 1]).unwrap();
         assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("bytes"));
         fs::write(&cache, b"not a cache at all").unwrap();
-        assert!(
-            refusal(&cache, &expect(&p, src, Validation::None)).contains("not a cuzk SRS cache")
-        );
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("not a cuzk SRS cache"));
 
         // A cache others could have written: loose mode, or a loose directory.
         fs::write(&cache, &good).unwrap();
         assert!(load(&cache, &expect(&p, src, Validation::None)).is_some());
         fs::set_permissions(&cache, fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(
-            refusal(&cache, &expect(&p, src, Validation::None)).contains("writable by other users")
-        );
+        assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("writable by other users"));
         fs::set_permissions(&cache, fs::Permissions::from_mode(0o600)).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
         assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("directory"));

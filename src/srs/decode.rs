@@ -36,10 +36,7 @@ impl Validation {
             "none" => Ok(Validation::None),
             "on_curve" | "" => Ok(Validation::OnCurve),
             "full" => Ok(Validation::Full),
-            _ => Err(err!(
-                InvalidArgument,
-                "srs_validation must be \"none\", \"on_curve\" or \"full\", got {s:?}"
-            )),
+            _ => Err(err!(InvalidArgument, "srs_validation must be \"none\", \"on_curve\" or \"full\", got {s:?}")),
         }
     }
 
@@ -169,27 +166,18 @@ fn read_error(path: &Path, what: &str, e: std::io::Error) -> crate::error::Error
     }
 }
 
-fn decode_section<P: Point>(
-    src: &(impl ReadAt + ?Sized),
-    s: Section,
-    v: Validation,
-    path: &Path,
-) -> Result<Vec<P>> {
+fn decode_section<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validation, path: &Path) -> Result<Vec<P>> {
     let mut out = vec![P::identity(); s.count];
     // Ok(None) = read fine but a point is bad (found again below, only on this error path).
-    let ok = out
-        .par_chunks_mut(CHUNK_POINTS)
-        .enumerate()
-        .try_for_each_init(Vec::new, |buf: &mut Vec<u8>, (i, dst)| {
-            buf.resize(dst.len() * P::LEN, 0);
-            let at = s.offset + (i * CHUNK_POINTS * P::LEN) as u64;
-            src.read_exact_at(buf, at)
-                .map_err(|e| Some(read_error(path, s.name, e)))?;
-            for (d, c) in dst.iter_mut().zip(buf.chunks_exact(P::LEN)) {
-                *d = decode_one::<P>(c, v).ok_or(None)?;
-            }
-            Ok(())
-        });
+    let ok = out.par_chunks_mut(CHUNK_POINTS).enumerate().try_for_each_init(Vec::new, |buf: &mut Vec<u8>, (i, dst)| {
+        buf.resize(dst.len() * P::LEN, 0);
+        let at = s.offset + (i * CHUNK_POINTS * P::LEN) as u64;
+        src.read_exact_at(buf, at).map_err(|e| Some(read_error(path, s.name, e)))?;
+        for (d, c) in dst.iter_mut().zip(buf.chunks_exact(P::LEN)) {
+            *d = decode_one::<P>(c, v).ok_or(None)?;
+        }
+        Ok(())
+    });
     match ok {
         Ok(()) => Ok(out),
         Err(Some(e)) => Err(e),
@@ -198,12 +186,7 @@ fn decode_section<P: Point>(
 }
 
 /// The error naming the first invalid point of a section already known to hold one.
-fn first_bad<P: Point>(
-    src: &(impl ReadAt + ?Sized),
-    s: Section,
-    v: Validation,
-    path: &Path,
-) -> crate::error::Error {
+fn first_bad<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validation, path: &Path) -> crate::error::Error {
     let mut buf = vec![0u8; P::LEN];
     for k in 0..s.count {
         let at = s.offset + (k * P::LEN) as u64;
@@ -223,12 +206,7 @@ fn first_bad<P: Point>(
             );
         }
     }
-    err!(
-        SrsLoad,
-        "{}: section {} changed while it was read",
-        path.display(),
-        s.name
-    )
+    err!(SrsLoad, "{}: section {} changed while it was read", path.display(), s.name)
 }
 
 /// Walk the counted sections and check the file length `len` matches them exactly.
@@ -248,29 +226,20 @@ pub fn layout(src: &(impl ReadAt + ?Sized), len: u64, path: &Path) -> Result<[Se
     }
     let names = ["ic", "h", "l", "a", "b_g1", "b_g2"];
     let mut pos = VK_FIXED_LEN as u64;
-    let mut out = [Section {
-        name: "",
-        offset: 0,
-        count: 0,
-    }; 6];
+    let mut out = [Section { name: "", offset: 0, count: 0 }; 6];
     for (i, name) in names.iter().enumerate() {
         if pos + 4 > len {
             return Err(too_short(name, pos + 4));
         }
         let mut hdr = [0u8; 4];
-        src.read_exact_at(&mut hdr, pos)
-            .map_err(|e| read_error(path, name, e))?;
+        src.read_exact_at(&mut hdr, pos).map_err(|e| read_error(path, name, e))?;
         let count = u32::from_be_bytes(hdr) as usize;
         let elem = if i == 5 { G2_LEN } else { G1_LEN };
         let end = pos + 4 + (count * elem) as u64;
         if end > len {
             return Err(too_short(name, end));
         }
-        out[i] = Section {
-            name,
-            offset: pos + 4,
-            count,
-        };
+        out[i] = Section { name, offset: pos + 4, count };
         pos = end;
     }
     if pos != len {
@@ -288,28 +257,13 @@ pub fn layout(src: &(impl ReadAt + ?Sized), len: u64, path: &Path) -> Result<[Se
 /// The verifying key at the head of a params image (its `ic` section given by `layout`):
 /// always fully checked — on the curve, in the subgroup, not degenerate — whatever the
 /// validation level, since every proof is judged against it.
-pub fn read_vk(
-    src: &(impl ReadAt + ?Sized),
-    ic: Section,
-    path: &Path,
-) -> Result<VerifyingKey<Bls12>> {
+pub fn read_vk(src: &(impl ReadAt + ?Sized), ic: Section, path: &Path) -> Result<VerifyingKey<Bls12>> {
     let mut head = vec![0u8; VK_FIXED_LEN];
-    src.read_exact_at(&mut head, 0)
-        .map_err(|e| read_error(path, "the verifying key", e))?;
+    src.read_exact_at(&mut head, 0).map_err(|e| read_error(path, "the verifying key", e))?;
     let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path)?;
-    let bad = |what: &str| {
-        err!(
-            SrsLoad,
-            "{}: corrupt params file: verifying key {what} is not a valid point",
-            path.display()
-        )
-    };
-    let g1 = |i: usize, what: &str| {
-        decode_one::<G1Affine>(&head[i..i + G1_LEN], Validation::Full).ok_or_else(|| bad(what))
-    };
-    let g2 = |i: usize, what: &str| {
-        decode_one::<G2Affine>(&head[i..i + G2_LEN], Validation::Full).ok_or_else(|| bad(what))
-    };
+    let bad = |what: &str| err!(SrsLoad, "{}: corrupt params file: verifying key {what} is not a valid point", path.display());
+    let g1 = |i: usize, what: &str| decode_one::<G1Affine>(&head[i..i + G1_LEN], Validation::Full).ok_or_else(|| bad(what));
+    let g2 = |i: usize, what: &str| decode_one::<G2Affine>(&head[i..i + G2_LEN], Validation::Full).ok_or_else(|| bad(what));
     let vk = VerifyingKey {
         alpha_g1: g1(0, "alpha_g1")?,
         beta_g1: g1(G1_LEN, "beta_g1")?,
@@ -319,8 +273,7 @@ pub fn read_vk(
         delta_g2: g2(3 * G1_LEN + 2 * G2_LEN, "delta_g2")?,
         ic,
     };
-    check_vk(&vk)
-        .map_err(|why| err!(SrsLoad, "{}: refused verifying key: {why}", path.display()))?;
+    check_vk(&vk).map_err(|why| err!(SrsLoad, "{}: refused verifying key: {why}", path.display()))?;
     Ok(vk)
 }
 
@@ -352,12 +305,7 @@ pub fn check_vk(vk: &VerifyingKey<Bls12>) -> std::result::Result<(), String> {
 }
 
 /// Decode a whole params image of `len` bytes.
-pub fn decode_params(
-    src: &(impl ReadAt + ?Sized),
-    len: u64,
-    v: Validation,
-    path: &Path,
-) -> Result<Parameters<Bls12>> {
+pub fn decode_params(src: &(impl ReadAt + ?Sized), len: u64, v: Validation, path: &Path) -> Result<Parameters<Bls12>> {
     let sections = layout(src, len, path)?;
     let vk = read_vk(src, sections[0], path)?;
     decode_points(src, &sections, vk, v, path)
@@ -374,21 +322,11 @@ pub fn decode_points(
     let [_, h, l, a, b_g1, b_g2] = *sections;
     // Decode the big sections concurrently; each is itself parallel.
     let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
-        || {
-            rayon::join(
-                || decode_section::<G1Affine>(src, h, v, path),
-                || decode_section::<G1Affine>(src, l, v, path),
-            )
-        },
+        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path), || decode_section::<G1Affine>(src, l, v, path)),
         || {
             rayon::join(
                 || decode_section::<G1Affine>(src, a, v, path),
-                || {
-                    rayon::join(
-                        || decode_section::<G1Affine>(src, b_g1, v, path),
-                        || decode_section::<G2Affine>(src, b_g2, v, path),
-                    )
-                },
+                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path), || decode_section::<G2Affine>(src, b_g2, v, path)),
             )
         },
     );
@@ -406,8 +344,7 @@ pub fn decode_points(
 pub fn resident_bytes(p: &Parameters<Bls12>) -> u64 {
     let g1 = std::mem::size_of::<G1Affine>() as u64;
     let g2 = std::mem::size_of::<G2Affine>() as u64;
-    g1 * (p.vk.ic.len() + p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64
-        + g2 * p.b_g2.len() as u64
+    g1 * (p.vk.ic.len() + p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64 + g2 * p.b_g2.len() as u64
 }
 
 #[cfg(test)]
@@ -426,59 +363,26 @@ mod tests {
     #[test]
     fn decodes_what_bellperson_writes() {
         let data = tiny_params();
-        let ours = decode_params(
-            &data[..],
-            data.len() as u64,
-            Validation::Full,
-            Path::new("x"),
-        )
-        .unwrap();
+        let ours = decode_params(&data[..], data.len() as u64, Validation::Full, Path::new("x")).unwrap();
         let theirs = Parameters::<Bls12>::read(&data[..], true).unwrap();
         assert!(ours == theirs);
         for v in [Validation::None, Validation::OnCurve] {
-            assert!(
-                decode_params(&data[..], data.len() as u64, v, Path::new("x")).unwrap() == theirs,
-                "validation {}",
-                v.name()
-            );
+            assert!(decode_params(&data[..], data.len() as u64, v, Path::new("x")).unwrap() == theirs, "validation {}", v.name());
         }
     }
 
     #[test]
     fn rejects_truncation_and_corruption() {
         let data = tiny_params();
-        let e = decode_params(
-            &data[..data.len() - 1],
-            data.len() as u64 - 1,
-            Validation::OnCurve,
-            Path::new("p"),
-        )
-        .err()
-        .unwrap();
+        let e = decode_params(&data[..data.len() - 1], data.len() as u64 - 1, Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("truncated"), "{}", e.message);
         let mut extra = data.clone();
         extra.push(0);
-        assert!(decode_params(
-            &extra[..],
-            extra.len() as u64,
-            Validation::OnCurve,
-            Path::new("p")
-        )
-        .err()
-        .unwrap()
-        .message
-        .contains("corrupt"));
+        assert!(decode_params(&extra[..], extra.len() as u64, Validation::OnCurve, Path::new("p")).err().unwrap().message.contains("corrupt"));
         let mut bad = data.clone();
         let last = bad.len() - 10;
         bad[last] ^= 0x55;
-        let e = decode_params(
-            &bad[..],
-            bad.len() as u64,
-            Validation::OnCurve,
-            Path::new("p"),
-        )
-        .err()
-        .unwrap();
+        let e = decode_params(&bad[..], bad.len() as u64, Validation::OnCurve, Path::new("p")).err().unwrap();
         assert!(e.message.contains("b_g2"), "{}", e.message);
     }
 }

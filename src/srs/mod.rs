@@ -25,9 +25,7 @@ use crate::registry::{self, RegisteredSealProof};
 /// must hold the same verifying key: a params file edited or swapped behind its `.vk` is refused.
 fn check_vk_file(params: &Path, vk: &bellperson::groth16::VerifyingKey<Bls12>) -> Result<()> {
     let vk_path = params.with_extension("vk");
-    if vk_path == params
-        || matches!(std::fs::symlink_metadata(&vk_path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-    {
+    if vk_path == params || matches!(std::fs::symlink_metadata(&vk_path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
         return Ok(());
     }
     let theirs = crate::verify::read_vk(&vk_path)?;
@@ -80,11 +78,7 @@ impl Srs {
     /// Capacity hints for synthesizing a circuit proved against this SRS.
     pub fn size_hint(&self) -> crate::synth::SizeHint {
         let p = &self.params;
-        crate::synth::SizeHint {
-            constraints: p.h.len() + 1,
-            inputs: p.vk.ic.len(),
-            aux: p.l.len(),
-        }
+        crate::synth::SizeHint { constraints: p.h.len() + 1, inputs: p.vk.ic.len(), aux: p.l.len() }
     }
 
     /// Memory one partition proved against this SRS holds from synthesis until its buffers are
@@ -120,11 +114,7 @@ impl Srs {
         cache_dir: Option<&Path>,
     ) -> Result<Srs> {
         let shape = shape::expected(proof).ok_or_else(|| {
-            err!(
-                Unsupported,
-                "no known circuit shape for {} (sector size not supported)",
-                registry::name(proof)
-            )
+            err!(Unsupported, "no known circuit shape for {} (sector size not supported)", registry::name(proof))
         })?;
         Self::load_shaped(proof, path, validation, cache_dir, shape)
     }
@@ -138,18 +128,9 @@ impl Srs {
         shape: [usize; 6],
     ) -> Result<Srs> {
         let start = Instant::now();
-        let what = || {
-            format!(
-                "params file {} for {}",
-                path.display(),
-                registry::name(proof)
-            )
-        };
-        let file = files::open_regular(path, Trust::Params)
-            .map_err(|why| err!(SrsLoad, "{} {why}", what()))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| err!(SrsLoad, "cannot stat {}: {e}", what()))?;
+        let what = || format!("params file {} for {}", path.display(), registry::name(proof));
+        let file = files::open_regular(path, Trust::Params).map_err(|why| err!(SrsLoad, "{} {why}", what()))?;
+        let meta = file.metadata().map_err(|e| err!(SrsLoad, "cannot stat {}: {e}", what()))?;
         let (file_bytes, source) = (meta.len(), cache::Source::of(&meta));
         let sections = decode::layout(&file, file_bytes, path)?;
         shape::check(proof, &sections, shape, path)?;
@@ -158,22 +139,9 @@ impl Srs {
         check_vk_file(path, &vk)?;
         let cache_path = cache_dir.map(|d| cache::path_for(d, path));
         if let Some(c) = cache_path.as_deref() {
-            let want = cache::Expect {
-                source,
-                counts: sections.map(|s| s.count),
-                vk: &vk,
-                validation,
-            };
+            let want = cache::Expect { source, counts: sections.map(|s| s.count), vk: &vk, validation };
             if let Some((params, cached_with)) = cache::load(c, &want) {
-                return Ok(Self::assemble(
-                    proof,
-                    path,
-                    params,
-                    file_bytes,
-                    start,
-                    cached_with,
-                    true,
-                ));
+                return Ok(Self::assemble(proof, path, params, file_bytes, start, cached_with, true));
             }
         }
         let params = decode::decode_points(&file, &sections, vk, validation, path)?;
@@ -187,9 +155,7 @@ impl Srs {
                         let t = Instant::now();
                         let r = cache::store(&c, source, validation, &copy);
                         match &r {
-                            Ok(()) => {
-                                log::info!("wrote SRS cache {} in {:?}", c.display(), t.elapsed())
-                            }
+                            Ok(()) => log::info!("wrote SRS cache {} in {:?}", c.display(), t.elapsed()),
                             Err(e) => log::warn!("{}", e.message),
                         }
                         r
@@ -225,11 +191,7 @@ impl Srs {
             "loaded SRS for {} from {}{} in {:?} ({} MiB resident)",
             registry::name(proof),
             path.display(),
-            if from_cache {
-                " (decoded-SRS cache)"
-            } else {
-                ""
-            },
+            if from_cache { " (decoded-SRS cache)" } else { "" },
             load_time,
             resident_bytes >> 20
         );
@@ -250,15 +212,9 @@ impl Srs {
     /// Wait for the background write of the decoded-SRS cache this load started, if any, and
     /// return its outcome (a failed write only costs the next load a decode).
     pub fn wait_cache_write(&self) -> Result<()> {
-        let h = self
-            .cache_writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let h = self.cache_writer.lock().unwrap_or_else(|e| e.into_inner()).take();
         match h {
-            Some(h) => h
-                .join()
-                .map_err(|_| err!(Internal, "the SRS cache writer panicked"))?,
+            Some(h) => h.join().map_err(|_| err!(Internal, "the SRS cache writer panicked"))?,
             None => Ok(()),
         }
     }
@@ -290,19 +246,12 @@ impl SrsManager {
             }
         }
         let srs = Arc::new(Srs::load_with(proof, path, validation, cache_dir)?);
-        self.loaded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, srs.clone());
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
         Ok(srs)
     }
 
     fn get_by_id(&self, id: &str) -> Option<Arc<Srs>> {
-        self.loaded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned()
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
     }
 
     /// The resident SRS for `proof`, if any.
@@ -314,20 +263,11 @@ impl SrsManager {
     /// Returns whether anything was resident.
     pub fn evict(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
         let id = registry::circuit_identifier(proof)?;
-        Ok(self
-            .loaded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id))
+        Ok(self.loaded.lock().unwrap_or_else(|e| e.into_inner()).remove(&id))
     }
 
     pub fn all(&self) -> Vec<Arc<Srs>> {
-        self.loaded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect()
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
     }
 }
 
@@ -337,10 +277,7 @@ pub(crate) fn generator_parameters(counts: [usize; 5]) -> Parameters<Bls12> {
     use group::{prime::PrimeCurveAffine, Group};
     let (g1, g2) = (blstrs::G1Affine::generator(), blstrs::G2Affine::generator());
     // delta differs from gamma: `check_vk` refuses keys with gamma = delta.
-    let (d1, d2) = (
-        blstrs::G1Affine::from(blstrs::G1Projective::from(g1).double()),
-        blstrs::G2Affine::from(blstrs::G2Projective::from(g2).double()),
-    );
+    let (d1, d2) = (blstrs::G1Affine::from(blstrs::G1Projective::from(g1).double()), blstrs::G2Affine::from(blstrs::G2Projective::from(g2).double()));
     let [ic, h, l, a, b] = counts;
     Parameters {
         vk: bellperson::groth16::VerifyingKey {
@@ -379,19 +316,10 @@ mod tests {
         std::fs::write(&not_a_dir, b"x").unwrap();
 
         let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
-        let srs = Srs::load_shaped(
-            proof,
-            &params,
-            Validation::OnCurve,
-            Some(&not_a_dir),
-            [2, 3, 2, 2, 2, 2],
-        )
-        .expect("load");
+        let srs = Srs::load_shaped(proof, &params, Validation::OnCurve, Some(&not_a_dir), [2, 3, 2, 2, 2, 2]).expect("load");
         assert!(!srs.from_cache);
         assert!(srs.params == p);
-        let e = srs
-            .wait_cache_write()
-            .expect_err("the cache write should fail");
+        let e = srs.wait_cache_write().expect_err("the cache write should fail");
         assert!(e.message.contains("SRS cache"), "{}", e.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -14,40 +14,11 @@ use crate::registry::{self, RegisteredSealProof};
 
 /// (sector size, [ic, h, l, a, b_g1, b_g2]), counted by `cuzk-fixture --shape` (filecoin-proofs 19.x).
 const SECTIONS: &[(u64, [usize; 6])] = &[
-    (
-        2 << 10,
-        [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522],
-    ),
-    (
-        8 << 20,
-        [40, 4_194_303, 3_842_449, 3_815_036, 1_011_290, 1_011_290],
-    ),
-    (
-        512 << 20,
-        [40, 8_388_607, 4_420_837, 4_385_080, 1_174_174, 1_174_174],
-    ),
-    (
-        32 << 30,
-        [
-            328,
-            134_217_727,
-            130_169_893,
-            129_753_620,
-            33_112_282,
-            33_112_282,
-        ],
-    ),
-    (
-        64 << 30,
-        [
-            328,
-            134_217_727,
-            131_076_643,
-            130_637_870,
-            33_386_944,
-            33_386_944,
-        ],
-    ),
+    (2 << 10, [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522]),
+    (8 << 20, [40, 4_194_303, 3_842_449, 3_815_036, 1_011_290, 1_011_290]),
+    (512 << 20, [40, 8_388_607, 4_420_837, 4_385_080, 1_174_174, 1_174_174]),
+    (32 << 30, [328, 134_217_727, 130_169_893, 129_753_620, 33_112_282, 33_112_282]),
+    (64 << 30, [328, 134_217_727, 131_076_643, 130_637_870, 33_386_944, 33_386_944]),
 ];
 
 /// The section sizes `proof`'s params must have (ic, h, l, a, b_g1, b_g2), if known.
@@ -57,12 +28,7 @@ pub fn expected(proof: RegisteredSealProof) -> Option<[usize; 6]> {
 }
 
 /// Refuse a params file whose sections do not have the `want` points of `proof`'s circuit.
-pub fn check(
-    proof: RegisteredSealProof,
-    sections: &[Section; 6],
-    want: [usize; 6],
-    path: &Path,
-) -> Result<()> {
+pub fn check(proof: RegisteredSealProof, sections: &[Section; 6], want: [usize; 6], path: &Path) -> Result<()> {
     for (s, w) in sections.iter().zip(want) {
         if s.count != w {
             return Err(err!(

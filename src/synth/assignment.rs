@@ -58,10 +58,7 @@ impl Assignment {
 
     /// Synthesize `circuit` the way bellperson's prover does: the ONE input first, the circuit,
     /// then one `input * 1 = 0`-style constraint per public input (`input * 0 = 0` in A only).
-    pub fn synthesize<C: bellperson::Circuit<Scalar>>(
-        circuit: C,
-        hint: SizeHint,
-    ) -> Result<Self, SynthesisError> {
+    pub fn synthesize<C: bellperson::Circuit<Scalar>>(circuit: C, hint: SizeHint) -> Result<Self, SynthesisError> {
         let mut cs = Assignment::begin(hint)?;
         circuit.synthesize(&mut cs)?;
         Ok(cs.end())
@@ -77,20 +74,13 @@ impl Assignment {
     /// Close a circuit's synthesis with bellperson's per-input constraints.
     pub(crate) fn end(mut self) -> Self {
         for i in 0..self.input.len() {
-            self.enforce(
-                || "",
-                |lc| lc + Variable::new_unchecked(Index::Input(i)),
-                |lc| lc,
-                |lc| lc,
-            );
+            self.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
         }
         self
     }
 
     pub fn num_constraints(&self) -> usize {
-        self.deferred
-            .as_ref()
-            .map_or(self.a.len(), |r| r.constraints())
+        self.deferred.as_ref().map_or(self.a.len(), |r| r.constraints())
     }
 
     /// Evaluate deferred a, b, c on the CPU threads (nothing to do when they are evaluated).
@@ -104,11 +94,7 @@ impl Assignment {
     /// Bytes held by the big vectors (for the memory accounting and the deallocator).
     pub fn heap_bytes(&self) -> usize {
         let s = std::mem::size_of::<Scalar>();
-        s * (self.a.capacity()
-            + self.b.capacity()
-            + self.c.capacity()
-            + self.input.capacity()
-            + self.aux.capacity())
+        s * (self.a.capacity() + self.b.capacity() + self.c.capacity() + self.input.capacity() + self.aux.capacity())
     }
 }
 
@@ -162,16 +148,8 @@ pub(super) fn constraint<F: Frame>(
     b: impl FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     c: impl FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
 ) -> [Scalar; 3] {
-    let (la, lb, lc) = (
-        a(LinearCombination::zero()),
-        b(LinearCombination::zero()),
-        c(LinearCombination::zero()),
-    );
-    [
-        eval(&la, f, Query::A),
-        eval(&lb, f, Query::B),
-        eval(&lc, f, Query::C),
-    ]
+    let (la, lb, lc) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
+    [eval(&la, f, Query::A), eval(&lb, f, Query::B), eval(&lc, f, Query::C)]
 }
 
 impl Assignment {

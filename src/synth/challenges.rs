@@ -58,14 +58,16 @@ pub(super) struct Prefix {
     pub comm_r_last: AllocatedNum<Scalar>,
 }
 
-/// Upstream's circuit: the prefix, then each challenge's `Proof::synthesize` on its own fork.
+/// Upstream's circuit into `cs` (ready for a circuit): the prefix, then each challenge's
+/// `Proof::synthesize` on its own fork.
 pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: Forkable>(
+    cs: CS,
     public_inputs: &stacked::PublicInputs<ReplicaDomain<Tree>, DefaultPieceDomain>,
     vanilla: &[VanillaSealProof<Tree>],
     hint: SizeHint,
 ) -> Result<CS, SynthesisError> {
     let proofs = circuit_proofs!(Tree, vanilla);
-    run::<Tree, CS, _>(public_inputs, vanilla, hint, proofs, |fork, proof, p| {
+    run::<Tree, CS, _>(cs, public_inputs, vanilla, hint, proofs, |fork, proof, p| {
         proof.synthesize(
             fork,
             &p.comm_d,
@@ -76,9 +78,10 @@ pub(super) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: Forkable>(
     })
 }
 
-/// The prefix once, then `challenge` for each of `items` (one per challenge, in order) on its
-/// own fork, all threads; the forks absorbed in challenge order.
+/// Into `cs` (ready for a circuit), the prefix once, then `challenge` for each of `items` (one
+/// per challenge, in order) on its own fork, all threads; the forks absorbed in challenge order.
 pub(super) fn run<Tree, CS, T>(
+    mut cs: CS,
     public_inputs: &stacked::PublicInputs<ReplicaDomain<Tree>, DefaultPieceDomain>,
     vanilla: &[VanillaSealProof<Tree>],
     hint: SizeHint,
@@ -101,7 +104,6 @@ where
         return Err(SynthesisError::Unsatisfiable);
     }
 
-    let mut cs = CS::begin(hint)?;
     let num = |cs: &mut CS, name: &'static str, v: Scalar| {
         AllocatedNum::alloc(cs.namespace(|| name), || Ok(v))
     };

@@ -24,8 +24,6 @@ pub(crate) trait Forkable: ConstraintSystem<Scalar, Root = Self> + Sized + Sync 
     where
         Self: 'p;
     type Finished: Send;
-    /// Ready for a circuit (bellperson's ONE input allocated).
-    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError>;
     /// Close the circuit with bellperson's per-input constraints.
     fn end(self) -> Self;
     /// (constraints, inputs, aux) so far.
@@ -40,9 +38,6 @@ pub(crate) trait Forkable: ConstraintSystem<Scalar, Root = Self> + Sized + Sync 
 impl Forkable for Assignment {
     type Fork<'p> = Fork<'p>;
     type Finished = Forked;
-    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError> {
-        Assignment::begin(hint)
-    }
     fn end(self) -> Self {
         Assignment::end(self)
     }
@@ -64,9 +59,6 @@ impl Forkable for Assignment {
 impl Forkable for super::witness::Witness {
     type Fork<'p> = super::witness::WitnessFork<'p>;
     type Finished = super::witness::WitnessPart;
-    fn begin(hint: super::SizeHint) -> Result<Self, SynthesisError> {
-        Ok(Self::begin(hint))
-    }
     fn end(self) -> Self {
         Self::end(self)
     }
@@ -123,12 +115,7 @@ impl<'p> Fork<'p> {
     }
 
     pub fn finish(self) -> Forked {
-        Forked {
-            base_input: self.parent.input.len(),
-            base_aux: self.parent.aux.len(),
-            local: self.local,
-            touched: self.touched,
-        }
+        Forked { base_input: self.parent.input.len(), base_aux: self.parent.aux.len(), local: self.local, touched: self.touched }
     }
 }
 
@@ -182,9 +169,7 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
         AR: Into<String>,
     {
         let v = self.local.alloc(n, f)?;
-        Ok(Variable::new_unchecked(Index::Aux(
-            self.parent.aux.len() + index_of(v),
-        )))
+        Ok(Variable::new_unchecked(Index::Aux(self.parent.aux.len() + index_of(v))))
     }
 
     fn alloc_input<F, A, AR>(&mut self, n: A, f: F) -> Result<Variable, SynthesisError>
@@ -194,9 +179,7 @@ impl ConstraintSystem<Scalar> for Fork<'_> {
         AR: Into<String>,
     {
         let v = self.local.alloc_input(n, f)?;
-        Ok(Variable::new_unchecked(Index::Input(
-            self.parent.input.len() + index_of(v),
-        )))
+        Ok(Variable::new_unchecked(Index::Input(self.parent.input.len() + index_of(v))))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -236,10 +219,7 @@ impl Assignment {
     /// synthesis would have produced them, and the parent must not have grown in between
     /// except by absorbing its earlier forks.
     pub(crate) fn absorb(&mut self, f: Forked) {
-        assert!(
-            f.base_input <= self.input.len() && f.base_aux <= self.aux.len(),
-            "fork absorbed into the wrong parent"
-        );
+        assert!(f.base_input <= self.input.len() && f.base_aux <= self.aux.len(), "fork absorbed into the wrong parent");
         let Forked { local, touched, .. } = f;
         for i in touched.a_aux.iter_ones() {
             self.a_aux_density.inc(i);
@@ -258,21 +238,9 @@ impl Assignment {
             mine.bv.extend_from_bitslice(&theirs.bv);
             mine.total_density += theirs.total_density;
         }
-        let Assignment {
-            a,
-            b,
-            c,
-            input,
-            aux,
-            ..
-        } = local;
+        let Assignment { a, b, c, input, aux, .. } = local;
         append(&mut self.input, input);
-        for (mine, theirs) in [
-            (&mut self.a, a),
-            (&mut self.b, b),
-            (&mut self.c, c),
-            (&mut self.aux, aux),
-        ] {
+        for (mine, theirs) in [(&mut self.a, a), (&mut self.b, b), (&mut self.c, c), (&mut self.aux, aux)] {
             append(mine, theirs);
         }
     }
@@ -284,14 +252,11 @@ pub(super) fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
     const CHUNK: usize = 1 << 16;
     let (old, n) = (dst.len(), src.len());
     dst.reserve(n);
-    dst.spare_capacity_mut()[..n]
-        .par_chunks_mut(CHUNK)
-        .zip(src.par_chunks(CHUNK))
-        .for_each(|(d, s)| {
-            for (d, s) in d.iter_mut().zip(s) {
-                d.write(*s);
-            }
-        });
+    dst.spare_capacity_mut()[..n].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+        for (d, s) in d.iter_mut().zip(s) {
+            d.write(*s);
+        }
+    });
     // SAFETY: the n slots after `old` were written just above.
     unsafe { dst.set_len(old + n) };
     if n >= CHUNK {

@@ -5,6 +5,7 @@ mod assignment;
 mod challenges;
 mod fork;
 mod native;
+mod record;
 pub mod r1cs;
 pub mod shape;
 mod toy;
@@ -48,10 +49,16 @@ pub trait PartitionCircuits: Send + Sync {
     /// assignment as [`Self::synthesize`] ([`synthesize_recorded`]).
     fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
         let _ = (k, hint);
-        Err(err!(
-            Unsupported,
-            "no witness-only synthesis for this circuit"
-        ))
+        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
+    }
+
+    /// The proof type's R1CS recorded from partition `k` on all threads (its challenges in
+    /// parallel): the circuit's structure does not depend on its values, so this equals
+    /// [`R1cs::record`] of the blank circuit (one thread, ~135 s at 32 GiB), in a fraction of the
+    /// time. Gives up with `Cancelled` soon after `cancelled()` turns true.
+    fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
+        let _ = (k, hint, cancelled);
+        Err(err!(Unsupported, "no parallel recording for this circuit"))
     }
 
     /// Partition `k` through upstream's own circuit on one thread — what [`Self::synthesize`]
@@ -68,10 +75,7 @@ pub trait PartitionCircuits: Send + Sync {
     #[doc(hidden)]
     fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
         let _ = k;
-        Err(err!(
-            Unsupported,
-            "no witness-only synthesis for this circuit"
-        ))
+        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
     }
 
     /// Prove partition `k` with bellperson's own `create_proof_batch` — the reference every
@@ -88,14 +92,8 @@ pub trait PartitionCircuits: Send + Sync {
 
 /// Partition `k` through its witness and the proof type's recorded R1CS: the assignment
 /// [`PartitionCircuits::synthesize`] gives, value for value, at a fraction of the work.
-pub fn synthesize_recorded(
-    circuits: &dyn PartitionCircuits,
-    k: usize,
-    hint: SizeHint,
-    r1cs: &R1cs,
-) -> Result<Assignment> {
-    r1cs.evaluate(circuits.witness(k, hint)?)
-        .map_err(|e| e.context(format!("partition {k}")))
+pub fn synthesize_recorded(circuits: &dyn PartitionCircuits, k: usize, hint: SizeHint, r1cs: &R1cs) -> Result<Assignment> {
+    r1cs.evaluate(circuits.witness(k, hint)?).map_err(|e| e.context(format!("partition {k}")))
 }
 
 /// Parse filecoin-ffi's C1 JSON bytes and prepare its partition circuits.
@@ -108,10 +106,7 @@ pub fn c1_registered_proof(bytes: &[u8]) -> Result<RegisteredSealProof> {
     if bytes.is_empty() {
         return Err(err!(InvalidInput, "C1 output is empty"));
     }
-    let h: Head = serde_json::from_slice(bytes).status(
-        Status::InvalidInput,
-        "C1 output is not valid SealCommitPhase1Output JSON",
-    )?;
+    let h: Head = serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
     Ok(h.registered_proof)
 }
 
@@ -129,41 +124,24 @@ pub fn parse_c1(bytes: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<Se
             registry::name(proof)
         ));
     }
-    let json: serde_json::Value = serde_json::from_slice(bytes).status(
-        Status::InvalidInput,
-        "C1 output is not valid SealCommitPhase1Output JSON",
-    )?;
+    let json: serde_json::Value =
+        serde_json::from_slice(bytes).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
     validate::check(&json, proof)?;
-    let c1: SealCommitPhase1Output = serde_json::from_value(json).status(
-        Status::InvalidInput,
-        "C1 output is not valid SealCommitPhase1Output JSON",
-    )?;
-    for (what, v) in [
-        ("comm_r", &c1.comm_r),
-        ("comm_d", &c1.comm_d),
-        ("seed", &c1.seed),
-    ] {
+    let c1: SealCommitPhase1Output =
+        serde_json::from_value(json).status(Status::InvalidInput, "C1 output is not valid SealCommitPhase1Output JSON")?;
+    for (what, v) in [("comm_r", &c1.comm_r), ("comm_d", &c1.comm_d), ("seed", &c1.seed)] {
         if *v == [0u8; 32] {
             return Err(err!(InvalidInput, "C1 output has an all-zero {what}"));
         }
     }
     let (comm_r, comm_d, seed, ticket) = (c1.comm_r, c1.comm_d, c1.seed, c1.ticket);
     let circuits = with_tree_shape!(proof, prepare, c1, prover_id, sector_id)?;
-    Ok(SealJobInputs {
-        proof,
-        comm_r,
-        comm_d,
-        seed,
-        ticket,
-        circuits,
-    })
+    Ok(SealJobInputs { proof, comm_r, comm_d, seed, ticket, circuits })
 }
 
 struct StackedPartitions<Tree: 'static + MerkleTreeTrait> {
-    public_inputs: stacked::PublicInputs<
-        <Tree::Hasher as filecoin_hashers::Hasher>::Domain,
-        DefaultPieceDomain,
-    >,
+    proof: RegisteredSealProof,
+    public_inputs: stacked::PublicInputs<<Tree::Hasher as filecoin_hashers::Hasher>::Domain, DefaultPieceDomain>,
     vanilla_params: stacked::PublicParams<Tree>,
     vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>>,
 }
@@ -175,14 +153,9 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<Arc<dyn PartitionCircuits>> {
     let proof = c1.registered_proof;
     let config = proof.as_v1_config();
-    let vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>> =
-        c1.vanilla_proofs.try_into().map_err(|e: anyhow::Error| {
-            err!(
-                InvalidInput,
-                "C1 vanilla proofs do not match {}: {e:#}",
-                registry::name(proof)
-            )
-        })?;
+    let vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>> = c1.vanilla_proofs.try_into().map_err(|e: anyhow::Error| {
+        err!(InvalidInput, "C1 vanilla proofs do not match {}: {e:#}", registry::name(proof))
+    })?;
     let want = usize::from(config.partitions);
     if vanilla_proofs.len() != want || vanilla_proofs.iter().any(|p| p.is_empty()) {
         return Err(err!(
@@ -194,20 +167,13 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
             want
         ));
     }
-    let comm_r = filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r")
-        .status(Status::InvalidInput, "C1 output")?;
-    let comm_d: DefaultPieceDomain = filecoin_proofs::as_safe_commitment(&c1.comm_d, "comm_d")
-        .status(Status::InvalidInput, "C1 output")?;
+    let comm_r = filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r").status(Status::InvalidInput, "C1 output")?;
+    let comm_d: DefaultPieceDomain =
+        filecoin_proofs::as_safe_commitment(&c1.comm_d, "comm_d").status(Status::InvalidInput, "C1 output")?;
     let vanilla_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
         .status(Status::Internal, "public params")?;
     let replica_id: blstrs::Scalar = c1.replica_id.into();
-    let expected = stacked::generate_replica_id::<Tree::Hasher, _>(
-        prover_id,
-        sector_id,
-        &c1.ticket,
-        comm_d,
-        &config.porep_id,
-    );
+    let expected = stacked::generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id);
     let expected: blstrs::Scalar = expected.into();
     if expected != replica_id {
         return Err(err!(
@@ -223,11 +189,7 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
-    Ok(Arc::new(StackedPartitions::<Tree> {
-        public_inputs,
-        vanilla_params,
-        vanilla_proofs,
-    }))
+    Ok(Arc::new(StackedPartitions::<Tree> { proof, public_inputs, vanilla_params, vanilla_proofs }))
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tree> {
@@ -236,29 +198,29 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        let proofs = self
-            .vanilla_proofs
-            .get(k)
-            .ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
-        challenges::synthesize(&self.public_inputs, proofs, hint)
-            .status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        let cs = Assignment::begin(hint).status(Status::Synthesis, "allocating the assignment")?;
+        challenges::synthesize(cs, &self.public_inputs, proofs, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }
 
     fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
-        let proofs = self
-            .vanilla_proofs
-            .get(k)
-            .ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
-        native::witness(&self.public_inputs, proofs, hint).status(
-            Status::Synthesis,
-            &format!("synthesizing the witness of partition {k}"),
-        )
+        let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        native::witness(&self.public_inputs, proofs, hint)
+            .status(Status::Synthesis, &format!("synthesizing the witness of partition {k}"))
+    }
+
+    fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
+        let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        let res = challenges::synthesize(record::Recorder::new(hint, cancelled), &self.public_inputs, proofs, hint);
+        if cancelled() {
+            return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(self.proof)));
+        }
+        res.status(Status::Internal, &format!("recording the {} circuit", registry::name(self.proof)))?.finish(self.proof)
     }
 
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
         let circuit = self.circuit(k)?;
-        Assignment::synthesize(circuit, hint)
-            .status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }
 
     fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
@@ -278,12 +240,9 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
         s: blstrs::Scalar,
     ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>> {
         let circuit = self.circuit(k)?;
-        let mut proofs =
-            bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
-                .status(Status::Prover, "bellperson create_proof_batch")?;
-        proofs
-            .pop()
-            .ok_or_else(|| err!(Internal, "bellperson returned no proof"))
+        let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
+            .status(Status::Prover, "bellperson create_proof_batch")?;
+        proofs.pop().ok_or_else(|| err!(Internal, "bellperson returned no proof"))
     }
 }
 
@@ -296,13 +255,7 @@ impl<Tree: 'static + MerkleTreeTrait> StackedPartitions<Tree> {
         <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
             StackedDrg<'_, Tree, DefaultPieceHasher>,
             _,
-        >>::circuit(
-            &self.public_inputs,
-            Default::default(),
-            proofs,
-            &self.vanilla_params,
-            Some(k),
-        )
+        >>::circuit(&self.public_inputs, Default::default(), proofs, &self.vanilla_params, Some(k))
         .status(Status::Synthesis, "building the circuit")
     }
 }

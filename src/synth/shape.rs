@@ -87,16 +87,8 @@ impl ConstraintSystem<Scalar> for Counter {
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
         self.constraints += 1;
-        mark(
-            &a(LinearCombination::zero()),
-            &mut self.a_inputs,
-            &mut self.a_aux,
-        );
-        mark(
-            &b(LinearCombination::zero()),
-            &mut self.b_inputs,
-            &mut self.b_aux,
-        );
+        mark(&a(LinearCombination::zero()), &mut self.a_inputs, &mut self.a_aux);
+        mark(&b(LinearCombination::zero()), &mut self.b_inputs, &mut self.b_aux);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -145,22 +137,17 @@ pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredSealProof,
 ) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
     let config = proof.as_v1_config();
-    let public_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
-        .status(Status::Internal, "public params")?;
-    Ok(
-        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-            StackedDrg<'_, Tree, DefaultPieceHasher>,
-            _,
-        >>::blank_circuit(&public_params),
-    )
+    let public_params =
+        filecoin_proofs::parameters::public_params::<Tree>(&config).status(Status::Internal, "public params")?;
+    Ok(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
+        &public_params,
+    ))
 }
 
 fn count_tree<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
     let circuit = blank_circuit::<Tree>(proof)?;
     let mut cs = Counter::default();
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .status(Status::Internal, "counting")?;
-    bellperson::Circuit::synthesize(circuit, &mut cs)
-        .status(Status::Internal, "counting the blank circuit")?;
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "counting")?;
+    bellperson::Circuit::synthesize(circuit, &mut cs).status(Status::Internal, "counting the blank circuit")?;
     Ok(cs.shape())
 }

@@ -49,13 +49,7 @@ impl Shape {
             .read()
             .map_err(|_| err!(Internal, "filecoin-proofs' layer table is poisoned"))?
             .get(&size)
-            .ok_or_else(|| {
-                err!(
-                    Unsupported,
-                    "no layer count known for {}",
-                    registry::name(proof)
-                )
-            })?;
+            .ok_or_else(|| err!(Unsupported, "no layer count known for {}", registry::name(proof)))?;
         let nodes = size / 32;
         let log = |n: u64, arity: u64| {
             let (mut levels, mut m) = (0, 1u64);
@@ -66,23 +60,11 @@ impl Shape {
             levels
         };
         let tree_r = if size == fc::SECTOR_SIZE_32_GIB {
-            TreeShape {
-                base_levels: log(nodes / 8, 8),
-                sub: true,
-                top: false,
-            }
+            TreeShape { base_levels: log(nodes / 8, 8), sub: true, top: false }
         } else if size == fc::SECTOR_SIZE_64_GIB {
-            TreeShape {
-                base_levels: log(nodes / 16, 8),
-                sub: true,
-                top: true,
-            }
+            TreeShape { base_levels: log(nodes / 16, 8), sub: true, top: true }
         } else {
-            TreeShape {
-                base_levels: log(nodes, 8),
-                sub: false,
-                top: false,
-            }
+            TreeShape { base_levels: log(nodes, 8), sub: false, top: false }
         };
         Ok(Shape {
             partitions,
@@ -105,32 +87,21 @@ fn bad(at: &At<'_>, what: impl std::fmt::Display) -> crate::error::Error {
 }
 
 fn field<'v>(v: &'v Value, name: &str, at: &At<'_>) -> Result<&'v Value> {
-    v.get(name)
-        .ok_or_else(|| bad(at, format_args!("missing field {name:?}")))
+    v.get(name).ok_or_else(|| bad(at, format_args!("missing field {name:?}")))
 }
 
 fn array<'v>(v: &'v Value, len: usize, what: &str, at: &At<'_>) -> Result<&'v [Value]> {
-    let a = v
-        .as_array()
-        .ok_or_else(|| bad(at, format_args!("{what} is not an array")))?;
+    let a = v.as_array().ok_or_else(|| bad(at, format_args!("{what} is not an array")))?;
     if a.len() != len {
-        return Err(bad(
-            at,
-            format_args!("{what} has {} entries, {len} expected", a.len()),
-        ));
+        return Err(bad(at, format_args!("{what} has {} entries, {len} expected", a.len())));
     }
     Ok(a)
 }
 
 fn number(v: &Value, below: u64, what: &str, at: &At<'_>) -> Result<u64> {
-    let n = v
-        .as_u64()
-        .ok_or_else(|| bad(at, format_args!("{what} is not an unsigned integer")))?;
+    let n = v.as_u64().ok_or_else(|| bad(at, format_args!("{what} is not an unsigned integer")))?;
     if n >= below {
-        return Err(bad(
-            at,
-            format_args!("{what} {n} is out of range (must be below {below})"),
-        ));
+        return Err(bad(at, format_args!("{what} {n} is out of range (must be below {below})")));
     }
     Ok(n)
 }
@@ -140,10 +111,7 @@ fn bytes32(v: &Value, what: &str, at: &At<'_>) -> Result<[u8; 32]> {
     let a = array(v, 32, what, at)?;
     let mut out = [0u8; 32];
     for (o, b) in out.iter_mut().zip(a) {
-        *o = b
-            .as_u64()
-            .filter(|&b| b <= 255)
-            .ok_or_else(|| bad(at, format_args!("{what} is not 32 bytes")))? as u8;
+        *o = b.as_u64().filter(|&b| b <= 255).ok_or_else(|| bad(at, format_args!("{what} is not 32 bytes")))? as u8;
     }
     Ok(out)
 }
@@ -152,12 +120,7 @@ fn bytes32(v: &Value, what: &str, at: &At<'_>) -> Result<[u8; 32]> {
 fn element(v: &Value, what: &str, at: &At<'_>) -> Result<()> {
     let b = bytes32(v, what, at)?;
     if bool::from(blstrs::Scalar::from_bytes_le(&b).is_none()) {
-        return Err(bad(
-            at,
-            format_args!(
-                "{what} is not a canonical field element (not below the BLS12-381 scalar modulus)"
-            ),
-        ));
+        return Err(bad(at, format_args!("{what} is not a canonical field element (not below the BLS12-381 scalar modulus)")));
     }
     Ok(())
 }
@@ -173,18 +136,8 @@ fn elements(v: &Value, len: usize, what: &str, at: &At<'_>) -> Result<()> {
 fn inclusion_path(v: &Value, levels: usize, arity: u64, what: &str, at: &At<'_>) -> Result<()> {
     let path = array(field(v, "path", at)?, levels, &format!("{what} path"), at)?;
     for (l, e) in path.iter().enumerate() {
-        elements(
-            field(e, "hashes", at)?,
-            arity as usize - 1,
-            &format!("{what} level {l} hashes"),
-            at,
-        )?;
-        number(
-            field(e, "index", at)?,
-            arity,
-            &format!("{what} level {l} index"),
-            at,
-        )?;
+        elements(field(e, "hashes", at)?, arity as usize - 1, &format!("{what} level {l} hashes"), at)?;
+        number(field(e, "index", at)?, arity, &format!("{what} level {l} index"), at)?;
     }
     Ok(())
 }
@@ -197,21 +150,13 @@ fn merkle(v: &Value, tree: TreeShape, arity: u64, what: &str, at: &At<'_>) -> Re
         (true, false) => "Sub",
         (true, true) => "Top",
     };
-    let p = data
-        .get(variant)
-        .ok_or_else(|| bad(at, format_args!("{what} is not a {variant} Merkle proof")))?;
+    let p = data.get(variant).ok_or_else(|| bad(at, format_args!("{what} is not a {variant} Merkle proof")))?;
     element(field(p, "root", at)?, &format!("{what} root"), at)?;
     element(field(p, "leaf", at)?, &format!("{what} leaf"), at)?;
     if variant == "Single" {
         return inclusion_path(field(p, "path", at)?, tree.base_levels, arity, what, at);
     }
-    inclusion_path(
-        field(p, "base_proof", at)?,
-        tree.base_levels,
-        arity,
-        &format!("{what} base"),
-        at,
-    )?;
+    inclusion_path(field(p, "base_proof", at)?, tree.base_levels, arity, &format!("{what} base"), at)?;
     inclusion_path(field(p, "sub_proof", at)?, 1, 8, &format!("{what} sub"), at)?;
     if tree.top {
         inclusion_path(field(p, "top_proof", at)?, 1, 2, &format!("{what} top"), at)?;
@@ -221,102 +166,37 @@ fn merkle(v: &Value, tree: TreeShape, arity: u64, what: &str, at: &At<'_>) -> Re
 
 fn column_proof(v: &Value, s: &Shape, what: &str, at: &At<'_>) -> Result<()> {
     let column = field(v, "column", at)?;
-    number(
-        field(column, "index", at)?,
-        s.nodes,
-        &format!("{what} column index"),
-        at,
-    )?;
-    elements(
-        field(column, "rows", at)?,
-        s.layers,
-        &format!("{what} column rows"),
-        at,
-    )?;
-    merkle(
-        field(v, "inclusion_proof", at)?,
-        s.tree_r,
-        8,
-        &format!("{what} inclusion proof"),
-        at,
-    )
+    number(field(column, "index", at)?, s.nodes, &format!("{what} column index"), at)?;
+    elements(field(column, "rows", at)?, s.layers, &format!("{what} column rows"), at)?;
+    merkle(field(v, "inclusion_proof", at)?, s.tree_r, 8, &format!("{what} inclusion proof"), at)
 }
 
 /// `{"parents": [37 elements], "layer_index": layer, "node": < nodes}`
 fn labeling(v: &Value, s: &Shape, layer: u64, what: &str, at: &At<'_>) -> Result<()> {
-    elements(
-        field(v, "parents", at)?,
-        TOTAL_PARENTS,
-        &format!("{what} parents"),
-        at,
-    )?;
-    let l = number(
-        field(v, "layer_index", at)?,
-        s.layers as u64 + 1,
-        &format!("{what} layer_index"),
-        at,
-    )?;
+    elements(field(v, "parents", at)?, TOTAL_PARENTS, &format!("{what} parents"), at)?;
+    let l = number(field(v, "layer_index", at)?, s.layers as u64 + 1, &format!("{what} layer_index"), at)?;
     if l != layer {
-        return Err(bad(
-            at,
-            format_args!("{what} is for layer {l}, layer {layer} expected"),
-        ));
+        return Err(bad(at, format_args!("{what} is for layer {l}, layer {layer} expected")));
     }
     number(field(v, "node", at)?, s.nodes, &format!("{what} node"), at)?;
     Ok(())
 }
 
 fn challenge(v: &Value, s: &Shape, at: &At<'_>) -> Result<()> {
-    let comm_d = TreeShape {
-        base_levels: s.comm_d_levels,
-        sub: false,
-        top: false,
-    };
-    merkle(
-        field(v, "comm_d_proofs", at)?,
-        comm_d,
-        2,
-        "comm_d_proofs",
-        at,
-    )?;
-    merkle(
-        field(v, "comm_r_last_proof", at)?,
-        s.tree_r,
-        8,
-        "comm_r_last_proof",
-        at,
-    )?;
+    let comm_d = TreeShape { base_levels: s.comm_d_levels, sub: false, top: false };
+    merkle(field(v, "comm_d_proofs", at)?, comm_d, 2, "comm_d_proofs", at)?;
+    merkle(field(v, "comm_r_last_proof", at)?, s.tree_r, 8, "comm_r_last_proof", at)?;
     let rcp = field(v, "replica_column_proofs", at)?;
     column_proof(field(rcp, "c_x", at)?, s, "c_x", at)?;
-    for (kind, n) in [
-        ("drg_parents", s.drg_parents),
-        ("exp_parents", s.exp_parents),
-    ] {
-        for (i, p) in array(field(rcp, kind, at)?, n, kind, at)?
-            .iter()
-            .enumerate()
-        {
+    for (kind, n) in [("drg_parents", s.drg_parents), ("exp_parents", s.exp_parents)] {
+        for (i, p) in array(field(rcp, kind, at)?, n, kind, at)?.iter().enumerate() {
             column_proof(p, s, &format!("{kind}[{i}]"), at)?;
         }
     }
-    for (i, p) in array(
-        field(v, "labeling_proofs", at)?,
-        s.layers,
-        "labeling_proofs",
-        at,
-    )?
-    .iter()
-    .enumerate()
-    {
+    for (i, p) in array(field(v, "labeling_proofs", at)?, s.layers, "labeling_proofs", at)?.iter().enumerate() {
         labeling(p, s, i as u64 + 1, &format!("labeling_proofs[{i}]"), at)?;
     }
-    labeling(
-        field(v, "encoding_proof", at)?,
-        s,
-        s.layers as u64,
-        "encoding_proof",
-        at,
-    )
+    labeling(field(v, "encoding_proof", at)?, s, s.layers as u64, "encoding_proof", at)
 }
 
 /// The largest C1 output accepted per challenge of a registered proof, in JSON bytes (a real

@@ -42,6 +42,11 @@ impl Witness {
         }
     }
 
+    /// A witness from its values (tests and tools: a synthesized one comes from the circuit).
+    pub fn of(input: Vec<Scalar>, aux: Vec<Scalar>, constraints: usize) -> Self {
+        Witness { input, aux, constraints, ..Default::default() }
+    }
+
     /// Ready for a circuit: bellperson's ONE input first.
     pub(crate) fn begin(hint: SizeHint) -> Self {
         let mut w = Witness::with_hint(hint);

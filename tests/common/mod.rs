@@ -26,17 +26,10 @@ pub fn fixture() -> Fixture {
     let root = fixtures::default_root();
     let params_dir = fixtures::params_dir(&root);
     ENV.call_once(|| std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir));
-    let params =
-        fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params fixture");
-    let sector =
-        fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector fixture");
+    let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params fixture");
+    let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector fixture");
     let c1 = sector.c1_json().expect("c1");
-    Fixture {
-        params_dir,
-        params,
-        sector,
-        c1,
-    }
+    Fixture { params_dir, params, sector, c1 }
 }
 
 /// filecoin-proofs' own verifier, through filecoin-proofs-api.
@@ -62,8 +55,7 @@ pub fn filecoin_verify_sector(s: &SectorFixture, proof: &[u8]) -> bool {
 /// A second sealed 2 KiB sector (another seed: other data, ticket and seed), for tests that
 /// must tell two sectors' jobs apart. Sealing takes well under a second; no params needed.
 pub fn other_sector() -> (SectorFixture, Vec<u8>) {
-    let s = fixtures::ensure_sector(&fixtures::default_root(), PROOF, fixtures::DEFAULT_SEED + 1)
-        .expect("second sector");
+    let s = fixtures::ensure_sector(&fixtures::default_root(), PROOF, fixtures::DEFAULT_SEED + 1).expect("second sector");
     let c1 = s.c1_json().expect("c1");
     (s, c1)
 }
@@ -74,10 +66,7 @@ pub fn submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::engine::JobId
 }
 
 /// [`submit`], returning the engine's answer.
-pub fn try_submit(
-    engine: &cuzk::engine::Engine,
-    f: &Fixture,
-) -> cuzk::error::Result<cuzk::engine::JobId> {
+pub fn try_submit(engine: &cuzk::engine::Engine, f: &Fixture) -> cuzk::error::Result<cuzk::engine::JobId> {
     engine.submit(cuzk::engine::SubmitRequest {
         c1_json: &f.c1,
         sector_id: f.sector.sector_id,
@@ -89,9 +78,7 @@ pub fn try_submit(
 
 /// Run a C call taking an error out-param; return its status and the error's message (empty
 /// when none), freeing the error.
-pub fn call(
-    f: impl FnOnce(*mut *mut cuzk::ffi::cuzk_error) -> cuzk::error::Status,
-) -> (cuzk::error::Status, String) {
+pub fn call(f: impl FnOnce(*mut *mut cuzk::ffi::cuzk_error) -> cuzk::error::Status) -> (cuzk::error::Status, String) {
     let mut err = std::ptr::null_mut();
     let st = f(&mut err);
     if err.is_null() {
@@ -99,20 +86,14 @@ pub fn call(
     }
     // SAFETY: a non-NULL error written by the library, freed once here.
     unsafe {
-        let m = std::ffi::CStr::from_ptr(cuzk::ffi::cuzk_error_message(err))
-            .to_string_lossy()
-            .into_owned();
+        let m = std::ffi::CStr::from_ptr(cuzk::ffi::cuzk_error_message(err)).to_string_lossy().into_owned();
         cuzk::ffi::cuzk_error_free(err);
         (st, m)
     }
 }
 
 /// `cuzk_verify_seal` of `proof` against sector `s`'s statement: (status, message, valid).
-pub fn c_verify_seal(
-    engine: *const cuzk::ffi::cuzk_engine,
-    s: &SectorFixture,
-    proof: &[u8],
-) -> (cuzk::error::Status, String, bool) {
+pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, proof: &[u8]) -> (cuzk::error::Status, String, bool) {
     let mut valid = false;
     let (st, m) = call(|err| unsafe {
         cuzk::ffi::cuzk_verify_seal(

@@ -15,8 +15,7 @@ pub fn tiny_params() -> &'static Parameters<Bls12> {
     static P: OnceLock<Parameters<Bls12>> = OnceLock::new();
     P.get_or_init(|| {
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(7);
-        bellperson::groth16::generate_random_parameters::<Bls12, _, _>(Tiny, &mut rng)
-            .expect("tiny params")
+        bellperson::groth16::generate_random_parameters::<Bls12, _, _>(Tiny, &mut rng).expect("tiny params")
     })
 }
 
@@ -29,10 +28,7 @@ pub fn tiny_params_bytes() -> Vec<u8> {
 #[derive(Clone)]
 struct Tiny;
 impl bellperson::Circuit<blstrs::Scalar> for Tiny {
-    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> Result<(), bellperson::SynthesisError> {
+    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(self, cs: &mut CS) -> Result<(), bellperson::SynthesisError> {
         let mut x = cs.alloc(|| "x", || Ok(blstrs::Scalar::from(3u64)))?;
         let y = cs.alloc_input(|| "y", || Ok(blstrs::Scalar::from(9u64)))?;
         for _ in 0..5 {
@@ -76,28 +72,12 @@ pub fn tiny_cache_bytes() -> Vec<u8> {
 pub fn cache(data: &[u8]) {
     let (d, src) = cache_dir();
     let p = tiny_params();
-    let path =
-        d.join(format!("t{:?}.cuzk-srs", std::thread::current().id()).replace(['(', ')'], ""));
+    let path = d.join(format!("t{:?}.cuzk-srs", std::thread::current().id()).replace(['(', ')'], ""));
     std::fs::write(&path, data).unwrap();
-    let counts = [
-        p.vk.ic.len(),
-        p.h.len(),
-        p.l.len(),
-        p.a.len(),
-        p.b_g1.len(),
-        p.b_g2.len(),
-    ];
-    let want = cache::Expect {
-        source: *src,
-        counts,
-        vk: &p.vk,
-        validation: Validation::OnCurve,
-    };
+    let counts = [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()];
+    let want = cache::Expect { source: *src, counts, vk: &p.vk, validation: Validation::OnCurve };
     if let Some((got, _)) = cache::load(&path, &want) {
-        assert!(
-            got == *p,
-            "a cache that passed every check decoded to other parameters"
-        );
+        assert!(got == *p, "a cache that passed every check decoded to other parameters");
     }
 }
 
@@ -116,11 +96,7 @@ pub fn c1_identity() -> &'static ([u8; 32], u64) {
     static ID: OnceLock<([u8; 32], u64)> = OnceLock::new();
     ID.get_or_init(|| {
         let root = cuzk::fixtures::default_root();
-        match cuzk::fixtures::ensure_sector(
-            &root,
-            cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1,
-            cuzk::fixtures::DEFAULT_SEED,
-        ) {
+        match cuzk::fixtures::ensure_sector(&root, cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, cuzk::fixtures::DEFAULT_SEED) {
             Ok(s) => (s.prover_id, s.sector_id),
             Err(_) => ([1; 32], 1),
         }

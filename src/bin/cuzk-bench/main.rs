@@ -8,7 +8,7 @@
 //!                              (interleaved; the cache in a temp dir, written once first).
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
-//!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream,cuzk,recorded,witness|both|all]
+//!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream,cuzk,recorded,witness,native|both|all]
 //!                              one partition of proof P's real shape (default 8 = 32 GiB; from
 //!                              the shaped C1 generator): upstream sequential vs cuzk parallel,
 //!                              seconds, constraints per core-second, peak RSS.
@@ -53,13 +53,9 @@ fn median(v: &[f64]) -> f64 {
 /// point of h, l, a, b_g1, b_g2 from the map (bellperson `MappedParameters`).
 fn stock_decode(path: &std::path::Path) -> Duration {
     let t = Instant::now();
-    let mapped =
-        storage_proofs_core::parameter_cache::read_cached_params(path).expect("read_cached_params");
+    let mapped = storage_proofs_core::parameter_cache::read_cached_params(path).expect("read_cached_params");
     let p: &bellperson::groth16::MappedParameters<Bls12> = &mapped;
-    let n = ParameterSource::<Bls12>::get_vk(&p, 0)
-        .expect("vk")
-        .ic
-        .len();
+    let n = ParameterSource::<Bls12>::get_vk(&p, 0).expect("vk").ic.len();
     let h = ParameterSource::<Bls12>::get_h(&p, 0).expect("h");
     let l = ParameterSource::<Bls12>::get_l(&p, 0).expect("l");
     let a = ParameterSource::<Bls12>::get_a(&p, n, 0).expect("a");
@@ -78,62 +74,36 @@ fn p1(runs: usize) {
     let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params");
     let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector");
     let c1 = sector.c1_json().expect("c1");
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
-    println!(
-        "machine: {cores} cores; fixture {}; {runs} runs each, interleaved",
-        params.display()
-    );
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    println!("machine: {cores} cores; fixture {}; {runs} runs each, interleaved", params.display());
 
-    let engine = Engine::new(EngineConfig {
-        params_dir: Some(params_dir.clone()),
-        ..Default::default()
-    })
-    .expect("engine");
+    let engine = Engine::new(EngineConfig { params_dir: Some(params_dir.clone()), ..Default::default() }).expect("engine");
     let srs = engine.srs_load(PROOF, None).expect("srs load");
     let cuzk_load = srs.load_time.as_secs_f64();
     let stock_decode_s = stock_decode(&params).as_secs_f64();
-    let unchecked = cuzk::srs::Srs::load(PROOF, &params, Validation::None)
-        .expect("load")
-        .load_time
-        .as_secs_f64();
+    let unchecked = cuzk::srs::Srs::load(PROOF, &params, Validation::None).expect("load").load_time.as_secs_f64();
     println!(
         "SRS: cuzk load (on_curve) {cuzk_load:.2}s, cuzk load (none) {unchecked:.2}s; filecoin-proofs per-proof decode {stock_decode_s:.2}s; ratio {:.3}",
         cuzk_load / stock_decode_s
     );
 
-    let c1_stock: filecoin_proofs_api::seal::SealCommitPhase1Output =
-        serde_json::from_slice(&c1).expect("c1 json");
+    let c1_stock: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(&c1).expect("c1 json");
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for i in 0..runs {
         let t = Instant::now();
         let id = engine
-            .submit(SubmitRequest {
-                c1_json: &c1,
-                sector_id: sector.sector_id,
-                prover_id: sector.prover_id,
-                priority: 0,
-                request_id: None,
-            })
+            .submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None })
             .expect("submit");
         let snap = engine.wait(id, None).expect("wait");
         let wall = t.elapsed().as_secs_f64();
         assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
         let r = snap.result.unwrap();
-        println!(
-            "run {i}: cuzk  {wall:7.2}s  {}",
-            cuzk::engine::result_json(&r)
-        );
+        println!("run {i}: cuzk  {wall:7.2}s  {}", cuzk::engine::result_json(&r));
         ours.push(wall);
 
         let t = Instant::now();
-        let out = filecoin_proofs_api::seal::seal_commit_phase2(
-            c1_stock.clone(),
-            sector.prover_id,
-            sector.sector_id.into(),
-        )
-        .expect("stock seal_commit_phase2");
+        let out = filecoin_proofs_api::seal::seal_commit_phase2(c1_stock.clone(), sector.prover_id, sector.sector_id.into())
+            .expect("stock seal_commit_phase2");
         let wall = t.elapsed().as_secs_f64();
         assert_eq!(out.proof.len(), 192);
         println!("run {i}: stock {wall:7.2}s");
@@ -155,9 +125,7 @@ fn p1(runs: usize) {
 fn p6(runs: usize) {
     let root = fixtures::default_root();
     let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("params");
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("cuzk-bench-srs-cache-{}", std::process::id()));
     let first = Srs::load_with(PROOF, &params, Validation::OnCurve, Some(&dir)).expect("load");
     first.wait_cache_write().expect("cache write");
@@ -172,21 +140,14 @@ fn p6(runs: usize) {
     drop(first);
     // One reference copy stays resident for the equality checks; every measured load is dropped
     // before the next (a production process holds one copy).
-    let reference = Srs::load(PROOF, &params, Validation::OnCurve)
-        .expect("decode")
-        .params;
+    let reference = Srs::load(PROOF, &params, Validation::OnCurve).expect("decode").params;
     let load = |v: Validation, cache: bool| -> f64 {
         let s = Srs::load_with(PROOF, &params, v, cache.then_some(dir.as_path())).expect("load");
         assert_eq!(s.from_cache, cache, "cache use");
-        assert!(
-            s.params == reference,
-            "parameters differ (validation {}, cache {cache})",
-            v.name()
-        );
+        assert!(s.params == reference, "parameters differ (validation {}, cache {cache})", v.name());
         s.load_time.as_secs_f64()
     };
-    let (mut stock, mut decode, mut trusted, mut cold, mut hot) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut stock, mut decode, mut trusted, mut cold, mut hot) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..runs {
         let s = stock_decode(&params).as_secs_f64();
         let d = load(Validation::OnCurve, false);
@@ -206,13 +167,7 @@ fn p6(runs: usize) {
         hot.push(h);
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let (ms, md, mn, mc, mh) = (
-        median(&stock),
-        median(&decode),
-        median(&trusted),
-        median(&cold),
-        median(&hot),
-    );
+    let (ms, md, mn, mc, mh) = (median(&stock), median(&decode), median(&trusted), median(&cold), median(&hot));
     println!(
         "P6 SRS: filecoin-proofs per-proof decode {ms:.2}s; cuzk decode on_curve {md:.2}s (ratio {:.3}), none {mn:.2}s (ratio {:.3}); \
          cuzk cached load from disk {mc:.2}s (ratio {:.3}), from the page cache {mh:.2}s (ratio {:.3}; target <= 0.2)",
@@ -243,42 +198,26 @@ fn drop_from_page_cache(path: &std::path::Path) {
 fn synth(runs: usize) {
     let root = fixtures::default_root();
     let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector");
-    let inputs = cuzk::synth::parse_c1(
-        &sector.c1_json().expect("c1"),
-        &sector.prover_id,
-        sector.sector_id,
-    )
-    .expect("c1");
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
+    let inputs = cuzk::synth::parse_c1(&sector.c1_json().expect("c1"), &sector.prover_id, sector.sector_id).expect("c1");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     println!("machine: {cores} cores; 2 KiB partition 0; {runs} runs each, interleaved");
     let hint = cuzk::synth::SizeHint::default();
     let (mut seq, mut par) = (Vec::new(), Vec::new());
     for i in 0..runs {
         let t = Instant::now();
-        let a = inputs
-            .circuits
-            .synthesize_sequential(0, hint)
-            .expect("sequential");
+        let a = inputs.circuits.synthesize_sequential(0, hint).expect("sequential");
         let s = t.elapsed().as_secs_f64();
         drop(a);
         let t = Instant::now();
         let b = inputs.circuits.synthesize(0, hint).expect("parallel");
         let p = t.elapsed().as_secs_f64();
-        println!(
-            "run {i}: sequential {s:.3}s, challenges in parallel {p:.3}s ({} constraints)",
-            b.num_constraints()
-        );
+        println!("run {i}: sequential {s:.3}s, challenges in parallel {p:.3}s ({} constraints)", b.num_constraints());
         drop(b);
         seq.push(s);
         par.push(p);
     }
     let (ms, mp) = (median(&seq), median(&par));
-    println!(
-        "synthesis: sequential median {ms:.3}s, parallel median {mp:.3}s, ratio {:.3}",
-        mp / ms
-    );
+    println!("synthesis: sequential median {ms:.3}s, parallel median {mp:.3}s, ratio {:.3}", mp / ms);
     println!(
         "{}",
         serde_json::json!({"bench": "synth", "cores": cores, "runs": runs, "sequential_s": seq, "parallel_s": par, "ratio": mp / ms})
@@ -286,10 +225,7 @@ fn synth(runs: usize) {
 }
 
 fn arg(args: &[String], name: &str) -> Option<usize> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok())
 }
 
 fn main() {
@@ -306,22 +242,11 @@ fn main() {
         Some("p6") => p6(runs),
         Some("synth") => synth(runs),
         Some("synth-shaped") => {
-            let proof = args
-                .iter()
-                .position(|a| a == "--proof")
-                .and_then(|i| args.get(i + 1))
-                .map_or("8", String::as_str);
-            let modes = args
-                .iter()
-                .position(|a| a == "--modes")
-                .and_then(|i| args.get(i + 1))
-                .map_or("both", String::as_str);
+            let proof = args.iter().position(|a| a == "--proof").and_then(|i| args.get(i + 1)).map_or("8", String::as_str);
+            let modes = args.iter().position(|a| a == "--modes").and_then(|i| args.get(i + 1)).map_or("both", String::as_str);
             shaped::run(cuzk::registry::parse(proof).expect("--proof"), runs, modes)
         }
-        Some("soak") => soak::run(
-            arg(&args, "--jobs").unwrap_or(1000),
-            arg(&args, "--constraints").unwrap_or(1024),
-        ),
+        Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
         _ => {
             eprintln!("usage: cuzk-bench p1 [--runs N] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);

@@ -32,9 +32,7 @@ pub fn sample(engine: &Engine, jobs: usize, device_free: Option<u64>) -> Sample 
         rss_kib: proc_status("VmRSS:"),
         threads: proc_status("Threads:"),
         fds: std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count()),
-        reserved: status["memory"]["reserved_bytes"]
-            .as_u64()
-            .unwrap_or(u64::MAX),
+        reserved: status["memory"]["reserved_bytes"].as_u64().unwrap_or(u64::MAX),
         device_free,
     }
 }

@@ -3,7 +3,7 @@
 //! parallel path, one after the other (a 32 GiB partition holds ~17 GB: never two at once),
 //! with seconds, constraints per core-second and peak RSS of each; `recorded` (the proof type's
 //! R1CS recorded once, then witness + matrix products) and `witness` (bellperson's witness-only
-//! constraint system on one thread) on request.
+//! constraint system on one thread) and `native` (cuzk's witness: SHA-256 native) on request.
 
 use std::time::Instant;
 
@@ -12,11 +12,7 @@ use cuzk::registry::{self, RegisteredSealProof};
 /// Peak RSS since the last reset, in KiB (VmHWM), and its reset (Linux `clear_refs` 5).
 fn peak_kib() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 fn reset_peak() {
@@ -24,9 +20,7 @@ fn reset_peak() {
 }
 
 pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let t = Instant::now();
     let (prover, sector) = ([5u8; 32], 1);
     let c1 = cuzk::fixtures::shaped_c1(proof, 11, prover, sector).expect("shaped C1");
@@ -35,11 +29,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
     let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).expect("parse");
     let parse_s = t.elapsed().as_secs_f64();
     let shape = cuzk::synth::shape::count(proof).expect("shape");
-    let hint = cuzk::synth::SizeHint {
-        constraints: shape.constraints,
-        inputs: shape.ic,
-        aux: shape.l,
-    };
+    let hint = cuzk::synth::SizeHint { constraints: shape.constraints, inputs: shape.ic, aux: shape.l };
     println!(
         "{}: shaped C1 {} bytes generated in {gen_s:.1}s, parsed+validated in {parse_s:.2}s; {} constraints per partition; {cores} cores",
         registry::name(proof),
@@ -52,10 +42,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
     let upstream: Synth<'_> = &|| inputs.circuits.synthesize_sequential(0, hint);
     let ours: Synth<'_> = &|| inputs.circuits.synthesize(0, hint);
     for (mode, f) in [("upstream_sequential", upstream), ("cuzk_parallel", ours)] {
-        if !modes
-            .split(',')
-            .any(|m| m == "both" || m == "all" || mode.starts_with(m))
-        {
+        if !modes.split(',').any(|m| m == "both" || m == "all" || mode.starts_with(m)) {
             continue;
         }
         let (mut secs, mut peaks) = (Vec::new(), Vec::new());
@@ -69,10 +56,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             let peak = peak_kib().saturating_sub(base) >> 10;
             let t = Instant::now();
             drop(a);
-            println!(
-                "{mode} run {i}: {s:.2}s, peak +{peak} MiB RSS, free {:.2}s",
-                t.elapsed().as_secs_f64()
-            );
+            println!("{mode} run {i}: {s:.2}s, peak +{peak} MiB RSS, free {:.2}s", t.elapsed().as_secs_f64());
             secs.push(s);
             peaks.push(peak);
         }
@@ -115,11 +99,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             println!("recorded run {i}: {s:.2}s (witness {wit_s:.2}s, a/b/c {:.2}s), peak +{peak} MiB RSS", s - wit_s);
             if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
                 let full = inputs.circuits.synthesize(0, hint).expect("synthesis");
-                let same = full.a == a.a
-                    && full.b == a.b
-                    && full.c == a.c
-                    && full.aux == a.aux
-                    && full.input == a.input;
+                let same = full.a == a.a && full.b == a.b && full.c == a.c && full.aux == a.aux && full.input == a.input;
                 println!("recorded equals full synthesis: {same}");
             }
             drop(a);
@@ -144,28 +124,15 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
     if modes.split(',').any(|m| m == "all" || m == "native") {
         // cuzk's witness (SHA-256 native, the rest through upstream's gadgets) on one thread, as
         // bellperson's witness-only run below is, then on all threads.
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("thread pool");
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
         let mut rows = serde_json::Map::new();
         for (label, threads) in [("native_1_thread", 1), ("native_all_threads", cores)] {
             let mut secs = Vec::new();
             for i in 0..runs {
                 let t = Instant::now();
-                let w = if threads == 1 {
-                    one.install(|| inputs.circuits.witness(0, hint))
-                } else {
-                    inputs.circuits.witness(0, hint)
-                }
-                .expect("witness");
+                let w = if threads == 1 { one.install(|| inputs.circuits.witness(0, hint)) } else { inputs.circuits.witness(0, hint) }.expect("witness");
                 let s = t.elapsed().as_secs_f64();
-                println!(
-                    "{label} run {i}: {s:.3}s, {} inputs, {} aux, {} constraints",
-                    w.input.len(),
-                    w.aux.len(),
-                    w.constraints
-                );
+                println!("{label} run {i}: {s:.3}s, {} inputs, {} aux, {} constraints", w.input.len(), w.aux.len(), w.constraints);
                 secs.push(s);
             }
             let med = crate::median(&secs);
@@ -186,17 +153,10 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
             let s = t.elapsed().as_secs_f64();
             let peak = peak_kib().saturating_sub(base) >> 10;
-            println!(
-                "witness_only run {i}: {s:.2}s, peak +{peak} MiB RSS, {} inputs, {} aux",
-                input.len(),
-                aux.len()
-            );
+            println!("witness_only run {i}: {s:.2}s, peak +{peak} MiB RSS, {} inputs, {} aux", input.len(), aux.len());
             if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
                 drop((input, aux));
-                let full = inputs
-                    .circuits
-                    .synthesize_sequential(0, hint)
-                    .expect("synthesis");
+                let full = inputs.circuits.synthesize_sequential(0, hint).expect("synthesis");
                 let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
                 println!(
                     "witness_only equals full synthesis: inputs {}, aux {} ({} vs {} aux)",
@@ -210,9 +170,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
         }
         let med = crate::median(&secs);
         let per_core = shape.constraints as f64 / med;
-        println!(
-            "witness_only: median {med:.2}s, {per_core:.0} constraints per core-second (1 thread)"
-        );
+        println!("witness_only: median {med:.2}s, {per_core:.0} constraints per core-second (1 thread)");
         results.insert("witness_only".into(), serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_core_s": per_core}));
     }
     println!(

@@ -31,9 +31,8 @@ impl PartitionCircuits for ToySector {
         r: Scalar,
         s: Scalar,
     ) -> Result<bellperson::groth16::Proof<Bls12>> {
-        let mut p =
-            bellperson::groth16::create_proof_batch(vec![self.0.clone()], params, vec![r], vec![s])
-                .status(Status::Prover, "bellperson")?;
+        let mut p = bellperson::groth16::create_proof_batch(vec![self.0.clone()], params, vec![r], vec![s])
+            .status(Status::Prover, "bellperson")?;
         p.pop().ok_or_else(|| cuzk::err!(Internal, "no proof"))
     }
 }
@@ -41,27 +40,13 @@ impl PartitionCircuits for ToySector {
 use crate::sample::sample;
 
 pub fn run(jobs: usize, constraints: usize) {
-    let toy = Toy {
-        constraints,
-        inputs: 2,
-        mode: 2,
-    };
+    let toy = Toy { constraints, inputs: 2, mode: 2 };
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
-    let params =
-        bellperson::groth16::generate_random_parameters::<Bls12, _, _>(toy.clone(), &mut rng)
-            .expect("params");
-    let srs = Arc::new(Srs::from_parameters(
-        RegisteredSealProof::StackedDrg2KiBV1_1,
-        params,
-    ));
+    let params = bellperson::groth16::generate_random_parameters::<Bls12, _, _>(toy.clone(), &mut rng).expect("params");
+    let srs = Arc::new(Srs::from_parameters(RegisteredSealProof::StackedDrg2KiBV1_1, params));
     let circuits: Arc<dyn PartitionCircuits> = Arc::new(ToySector(toy));
     // A short job TTL: finished jobs are forgotten as the run goes, as a long-running node's are.
-    let config = EngineConfig {
-        backend: "cpu".into(),
-        verify: false,
-        job_ttl_secs: 20,
-        ..Default::default()
-    };
+    let config = EngineConfig { backend: "cpu".into(), verify: false, job_ttl_secs: 20, ..Default::default() };
     let engine = Engine::new(config).expect("engine");
     let inputs = || SealJobInputs {
         proof: RegisteredSealProof::StackedDrg2KiBV1_1,
@@ -77,21 +62,14 @@ pub fn run(jobs: usize, constraints: usize) {
     let (mut done, mut cancelled) = (0, 0);
     let mut in_flight = std::collections::VecDeque::new();
     for i in 0..jobs {
-        in_flight.push_back((
-            i,
-            engine
-                .submit_circuits(inputs(), srs.clone(), 0)
-                .expect("submit"),
-        ));
+        in_flight.push_back((i, engine.submit_circuits(inputs(), srs.clone(), 0).expect("submit")));
         if i % 10 == 9 {
             let (_, id) = *in_flight.back().unwrap();
             let _ = engine.cancel(id);
         }
         while in_flight.len() >= 16 || (i + 1 == jobs && !in_flight.is_empty()) {
             let (k, id) = in_flight.pop_front().unwrap();
-            let snap = engine
-                .wait(id, Some(Duration::from_secs(600)))
-                .expect("wait");
+            let snap = engine.wait(id, Some(Duration::from_secs(600))).expect("wait");
             match snap.state {
                 JobState::Done => done += 1,
                 JobState::Cancelled => cancelled += 1,
@@ -101,14 +79,7 @@ pub fn run(jobs: usize, constraints: usize) {
         if (i + 1) % 100 == 0 {
             samples.push(sample(&engine, i + 1, None));
             let s = samples.last().unwrap();
-            eprintln!(
-                "soak: {} jobs, RSS {} MiB, {} threads, {} fds, {:?}",
-                s.jobs,
-                s.rss_kib >> 10,
-                s.threads,
-                s.fds,
-                t0.elapsed()
-            );
+            eprintln!("soak: {} jobs, RSS {} MiB, {} threads, {} fds, {:?}", s.jobs, s.rss_kib >> 10, s.threads, s.fds, t0.elapsed());
         }
     }
     // Let the deallocator finish, then the last sample.

@@ -37,27 +37,18 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
             ..Default::default()
         })?;
         let srs = engine.srs_load(PROOF, None)?;
-        println!(
-            "SRS load {:.2}s; synthesis workers {}",
-            srs.load_time.as_secs_f64(),
-            engine.config().synthesis_threads()
-        );
+        println!("SRS load {:.2}s; synthesis workers {}", srs.load_time.as_secs_f64(), engine.config().synthesis_threads());
         let submit = || f.submit(&engine);
         let finish = |id| -> cuzk::error::Result<std::sync::Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, None)?;
             match (snap.state, snap.result) {
                 (JobState::Done, Some(r)) if r.verified => Ok(r),
-                _ => Err(snap
-                    .error
-                    .unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
+                _ => Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
             }
         };
         let t = Instant::now();
         finish(submit()?)?;
-        println!(
-            "first job (VRAM upload, JIT-free sm_90): {:.3}s",
-            t.elapsed().as_secs_f64()
-        );
+        println!("first job (VRAM upload, JIT-free sm_90): {:.3}s", t.elapsed().as_secs_f64());
         let (mut wall, mut synth, mut prove) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..runs {
             let t = Instant::now();
@@ -74,17 +65,12 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
             median(&prove)
         );
         let t = Instant::now();
-        let ids = (0..jobs)
-            .map(|_| submit())
-            .collect::<cuzk::error::Result<Vec<_>>>()?;
+        let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
         for id in ids {
             finish(id)?;
         }
         let stream = t.elapsed().as_secs_f64();
-        println!(
-            "stream: {jobs} jobs in {stream:.2}s = {:.3}s per proof",
-            stream / jobs as f64
-        );
+        println!("stream: {jobs} jobs in {stream:.2}s = {:.3}s per proof", stream / jobs as f64);
         Ok(serde_json::json!({
             "bench": "e2e-2kib-cuda", "runs": runs, "wall_s": wall, "synthesis_s": synth, "prove_s": prove,
             "median_wall_s": median(&wall), "median_prove_s": median(&prove),
@@ -108,27 +94,19 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
     let runs: usize = arg(args, "--runs", 5);
     let cpu_runs: usize = arg(args, "--cpu-runs", 2);
     let Some(gpu) = backend() else { return true };
-    let Some((_f, srs, asg, synth_s)) = fixture_2kib("") else {
-        return false;
-    };
-    println!(
-        "SRS load {:.2}s, synthesis {synth_s:.2}s",
-        srs.load_time.as_secs_f64()
-    );
+    let Some((_f, srs, asg, synth_s)) = fixture_2kib("") else { return false };
+    println!("SRS load {:.2}s, synthesis {synth_s:.2}s", srs.load_time.as_secs_f64());
     print_stats(&asg);
     let (r, s) = rs(3);
     let t = Instant::now();
-    let first = gpu
-        .prove(&srs, synthetic::clone_assignment(&asg), r, s)
-        .expect("gpu proof");
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
     println!(
         "gpu first (SRS upload to VRAM included): {:.3}s  {}",
         t.elapsed().as_secs_f64(),
         phases_ms(&first.phases)
     );
     let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
-    let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last = PhaseTimings::default();
     // (B_G2 on the GPU, classified beforehand as the engine's synthesis threads do, runs,
     // samples); the engine's path last: it is `gpu_s` and what `last` shows.
@@ -141,11 +119,7 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
         gpu.set_b_g2_on_gpu(on_gpu);
         for i in 0..n {
             let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
-            assert_eq!(
-                bytes(&p.proof),
-                bytes(&first.proof),
-                "GPU proofs with equal r, s differ"
-            );
+            assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
             println!(
                 "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
                 if on_gpu { "GPU" } else { "CPU" },
@@ -169,9 +143,7 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
     }
     let verified = verify_proof(&srs.pvk, &first.proof, &asg.input[1..]).unwrap_or(false);
     let (mg, mc) = (median(&gpu_s), median(&cpu_s));
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
     println!(
         "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s prepared (as in \
@@ -213,10 +185,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     let t_asg = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let distinct: usize = arg(args, "--distinct", usize::MAX);
-    let srs = Srs::from_parameters(
-        PROOF,
-        synthetic::random_params_tiled(Shape::of(&asg), 43, distinct),
-    );
+    let srs = Srs::from_parameters(PROOF, synthetic::random_params_tiled(Shape::of(&asg), 43, distinct));
     let t_srs = t.elapsed().as_secs_f64();
     println!(
         "synthetic 2^{log}: {constraints} constraints, assignment {t_asg:.1}s, SRS points {t_srs:.1}s{}",
@@ -225,14 +194,8 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     print_stats(&asg);
     let (r, s) = rs(9);
     let t = Instant::now();
-    let first = gpu
-        .prove(&srs, synthetic::clone_assignment(&asg), r, s)
-        .expect("gpu proof");
-    println!(
-        "first (SRS upload included): {:.3}s  {}",
-        t.elapsed().as_secs_f64(),
-        phases_ms(&first.phases)
-    );
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
+    println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
     let first_bytes = bytes(&first.proof);
     let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
     // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
@@ -252,18 +215,9 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
         let mut prep_s = Vec::new();
         for i in 0..n {
             let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
-            assert_eq!(
-                bytes(&p.proof),
-                first_bytes,
-                "GPU proofs with equal r, s differ"
-            );
-            let get = |n: &str| {
-                p.phases
-                    .0
-                    .iter()
-                    .find(|(x, _)| *x == n)
-                    .map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3)
-            };
+            assert_eq!(bytes(&p.proof), first_bytes, "GPU proofs with equal r, s differ");
+            let get =
+                |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
             println!("run {i} ({name}): {wall:.3}s  {}", phases_ms(&p.phases));
             wall_s.push(wall);
             events_ms.push(get("gpu_events_total"));
@@ -275,11 +229,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
                 "{name}: wall {:.3}s, CUDA events {:.1} ms{}",
                 median(&wall_s),
                 median(&events_ms),
-                if prep {
-                    format!(" (prepared in {:.3}s)", median(&prep_s))
-                } else {
-                    String::new()
-                }
+                if prep { format!(" (prepared in {:.3}s)", median(&prep_s)) } else { String::new() }
             ));
         }
         results.insert(
@@ -322,9 +272,6 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
         }
         true
     };
-    export("--export-witness", &|dir| {
-        synthetic::write_assignment(&asg, dir)
-    }) && export("--export-params", &|path| {
-        synthetic::write_params(&srs.params, path)
-    })
+    export("--export-witness", &|dir| synthetic::write_assignment(&asg, dir))
+        && export("--export-params", &|path| synthetic::write_params(&srs.params, path))
 }

@@ -50,17 +50,12 @@ pub(crate) fn median(v: &[f64]) -> f64 {
 }
 
 pub(crate) fn phases_ms(t: &PhaseTimings) -> String {
-    t.0.iter()
-        .map(|(n, d)| format!("{n}={:.2}", d.as_secs_f64() * 1e3))
-        .collect::<Vec<_>>()
-        .join(" ")
+    t.0.iter().map(|(n, d)| format!("{n}={:.2}", d.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(" ")
 }
 
 pub(crate) fn phases_json(t: &PhaseTimings) -> serde_json::Value {
     serde_json::Value::Object(
-        t.0.iter()
-            .map(|(n, d)| (n.to_string(), serde_json::json!(d.as_secs_f64() * 1e3)))
-            .collect(),
+        t.0.iter().map(|(n, d)| (n.to_string(), serde_json::json!(d.as_secs_f64() * 1e3))).collect(),
     )
 }
 
@@ -80,12 +75,7 @@ pub(crate) fn probe() -> bool {
     for i in 0..gpu.device_count() {
         match gpu.device_info(i) {
             Ok(d) => {
-                println!(
-                    "device {i}: {} free {} MiB of {} MiB",
-                    d.name,
-                    d.free_bytes >> 20,
-                    d.total_bytes >> 20
-                )
+                println!("device {i}: {} free {} MiB of {} MiB", d.name, d.free_bytes >> 20, d.total_bytes >> 20)
             }
             Err(e) => println!("device {i}: {e}"),
         }
@@ -120,17 +110,8 @@ pub(crate) fn fixture() -> cuzk::error::Result<Fixture> {
     let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED)?;
     let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED)?;
     let c1 = sector.c1_json()?;
-    println!(
-        "fixture: {} ready in {:.1}s",
-        params.display(),
-        t.elapsed().as_secs_f64()
-    );
-    Ok(Fixture {
-        params,
-        params_dir,
-        sector,
-        c1,
-    })
+    println!("fixture: {} ready in {:.1}s", params.display(), t.elapsed().as_secs_f64());
+    Ok(Fixture { params, params_dir, sector, c1 })
 }
 
 /// The 2 KiB SRS and the synthesized partition 0.
@@ -144,19 +125,15 @@ pub(crate) fn load_2kib(f: &Fixture) -> cuzk::error::Result<(Srs, Assignment, f6
 
 /// The fixture, then `load_2kib`; a failure is printed after `fail` ("" or "FAIL ").
 pub(crate) fn fixture_2kib(fail: &str) -> Option<(Fixture, Srs, Assignment, f64)> {
-    let loaded = fixture()
-        .map_err(|e| format!("fixture: {e}"))
-        .and_then(|f| {
-            let (srs, asg, synth_s) = load_2kib(&f).map_err(|e| format!("2 KiB: {e}"))?;
-            Ok((f, srs, asg, synth_s))
-        });
+    let loaded = fixture().map_err(|e| format!("fixture: {e}")).and_then(|f| {
+        let (srs, asg, synth_s) = load_2kib(&f).map_err(|e| format!("2 KiB: {e}"))?;
+        Ok((f, srs, asg, synth_s))
+    });
     loaded.map_err(|e| println!("{fail}{e}")).ok()
 }
 
 pub(crate) fn stats_2kib() -> bool {
-    let Some((_f, _srs, asg, synth_s)) = fixture_2kib("") else {
-        return false;
-    };
+    let Some((_f, _srs, asg, synth_s)) = fixture_2kib("") else { return false };
     print_stats(&asg);
     println!("synthesis {synth_s:.2}s");
     true
@@ -164,12 +141,7 @@ pub(crate) fn stats_2kib() -> bool {
 
 pub(crate) fn print_stats(asg: &Assignment) {
     let st = cuzk::prover::witness_stats(asg).expect("stats");
-    println!(
-        "constraints {} inputs {} aux {}",
-        asg.a.len(),
-        asg.input.len(),
-        asg.aux.len()
-    );
+    println!("constraints {} inputs {} aux {}", asg.a.len(), asg.input.len(), asg.aux.len());
     for (name, (n, z, o, s)) in ["l", "a", "b"].iter().zip(st) {
         let pct = |x: usize| 100.0 * x as f64 / n.max(1) as f64;
         println!(

@@ -5,14 +5,7 @@ use std::sync::Arc;
 use crate::common::*;
 
 /// GPU parts vs CPU, then GPU proof vs CPU proof bytes (fixed r, s), then verification.
-pub(crate) fn compare(
-    gpu: &CudaBackend,
-    name: &str,
-    srs: &Srs,
-    asg: Assignment,
-    verify: bool,
-    seed: u64,
-) -> bool {
+pub(crate) fn compare(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool, seed: u64) -> bool {
     let public: Vec<Scalar> = asg.input[1..].to_vec();
     let parts = match gpu.check_parts(srs, &asg) {
         Ok(p) => p,
@@ -21,11 +14,7 @@ pub(crate) fn compare(
             return false;
         }
     };
-    let bad: Vec<&str> = parts
-        .iter()
-        .filter(|(_, ok)| !ok)
-        .map(|(n, _)| *n)
-        .collect();
+    let bad: Vec<&str> = parts.iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
     let (r, s) = rs(seed);
     let t = Instant::now();
     let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
@@ -51,11 +40,7 @@ pub(crate) fn compare(
         }
     };
     let same = bytes(&cpu.proof) == bytes(&g.proof);
-    let verified = if verify {
-        Some(verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false))
-    } else {
-        None
-    };
+    let verified = if verify { Some(verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false)) } else { None };
     let ok = bad.is_empty() && same && verified != Some(false);
     println!(
         "{} {name}: parts {} identical {same} (prepared {prepared}) verified {} cpu {:.3}s gpu {:.3}s",
@@ -71,13 +56,7 @@ pub(crate) fn compare(
     ok
 }
 
-pub(crate) fn toy_case(
-    gpu: &CudaBackend,
-    name: &str,
-    toy: Toy,
-    real_params: bool,
-    seed: u64,
-) -> bool {
+pub(crate) fn toy_case(gpu: &CudaBackend, name: &str, toy: Toy, real_params: bool, seed: u64) -> bool {
     let t = Instant::now();
     let asg = match Assignment::synthesize(toy.clone(), SizeHint::default()) {
         Ok(a) => a,
@@ -108,94 +87,27 @@ pub(crate) fn selftest(args: &[String]) -> bool {
     }
     println!("== synthetic circuits (real params up to 2^10 and verified; random-point SRS above)");
     let small = [
-        (
-            "single constraint",
-            Toy {
-                constraints: 1,
-                inputs: 0,
-                mode: 2,
-            },
-        ),
-        (
-            "300 all-zero",
-            Toy {
-                constraints: 300,
-                inputs: 0,
-                mode: 0,
-            },
-        ),
-        (
-            "300 all-one b",
-            Toy {
-                constraints: 300,
-                inputs: 2,
-                mode: 1,
-            },
-        ),
-        (
-            "1000 mixed, 3 inputs",
-            Toy {
-                constraints: 1000,
-                inputs: 3,
-                mode: 2,
-            },
-        ),
-        (
-            "2^10 mixed",
-            Toy {
-                constraints: (1 << 10) - 2,
-                inputs: 1,
-                mode: 2,
-            },
-        ),
+        ("single constraint", Toy { constraints: 1, inputs: 0, mode: 2 }),
+        ("300 all-zero", Toy { constraints: 300, inputs: 0, mode: 0 }),
+        ("300 all-one b", Toy { constraints: 300, inputs: 2, mode: 1 }),
+        ("1000 mixed, 3 inputs", Toy { constraints: 1000, inputs: 3, mode: 2 }),
+        ("2^10 mixed", Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }),
     ];
     for (i, (name, toy)) in small.into_iter().enumerate() {
         ok &= toy_case(&gpu, name, toy, true, 100 + i as u64);
     }
     let mut big = vec![
-        (
-            "2^12+17 mixed".to_string(),
-            Toy {
-                constraints: (1 << 12) + 17,
-                inputs: 2,
-                mode: 2,
-            },
-        ),
-        (
-            "2^13 all-zero".to_string(),
-            Toy {
-                constraints: (1 << 13) - 1,
-                inputs: 0,
-                mode: 0,
-            },
-        ),
-        (
-            "2^13 ones".to_string(),
-            Toy {
-                constraints: (1 << 13) - 3,
-                inputs: 2,
-                mode: 1,
-            },
-        ),
+        ("2^12+17 mixed".to_string(), Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }),
+        ("2^13 all-zero".to_string(), Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }),
+        ("2^13 ones".to_string(), Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }),
     ];
     for lg in (min_log.max(14)..=max_log).step_by(2) {
-        big.push((
-            format!("2^{lg} mixed"),
-            Toy {
-                constraints: (1 << lg) - 2,
-                inputs: 1,
-                mode: 2,
-            },
-        ));
+        big.push((format!("2^{lg} mixed"), Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }));
     }
     if max_log >= 19 && min_log <= 18 {
         big.push((
             "2^18+5 mixed (domain 2^19)".to_string(),
-            Toy {
-                constraints: (1 << 18) + 5,
-                inputs: 4,
-                mode: 2,
-            },
+            Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 },
         ));
     }
     for (i, (name, toy)) in big.into_iter().enumerate() {
@@ -205,11 +117,7 @@ pub(crate) fn selftest(args: &[String]) -> bool {
     ok &= toy_case(
         &gpu,
         "2^14 mixed, B_G2 on CPU threads",
-        Toy {
-            constraints: (1 << 14) - 2,
-            inputs: 1,
-            mode: 2,
-        },
+        Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 },
         false,
         300,
     );
@@ -218,12 +126,7 @@ pub(crate) fn selftest(args: &[String]) -> bool {
     selftest_rest(&gpu, args, mem_loop, ok)
 }
 
-pub(crate) fn selftest_rest(
-    gpu: &CudaBackend,
-    args: &[String],
-    mem_loop: usize,
-    mut ok: bool,
-) -> bool {
+pub(crate) fn selftest_rest(gpu: &CudaBackend, args: &[String], mem_loop: usize, mut ok: bool) -> bool {
     if !flag(args, "--no-fixture") {
         println!("== 2 KiB fixture");
         ok &= selftest_2kib(gpu);
@@ -237,9 +140,7 @@ pub(crate) fn selftest_rest(
 }
 
 pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
-    let Some((f, srs, asg, synth_s)) = fixture_2kib("FAIL ") else {
-        return false;
-    };
+    let Some((f, srs, asg, synth_s)) = fixture_2kib("FAIL ") else { return false };
     println!("2 KiB partition synthesized in {synth_s:.2}s");
     print_stats(&asg);
     let full = synthetic::clone_assignment(&asg);
@@ -249,20 +150,14 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
     gpu.evict_srs();
 
     // Through the engine with backend "cuda" (it verifies every proof).
-    let cfg = EngineConfig {
-        backend: "cuda".into(),
-        params_dir: Some(f.params_dir.clone()),
-        ..Default::default()
-    };
+    let cfg = EngineConfig { backend: "cuda".into(), params_dir: Some(f.params_dir.clone()), ..Default::default() };
     let res = (|| -> cuzk::error::Result<String> {
         let engine = Engine::new(cfg)?;
         engine.srs_load(PROOF, None)?;
         let prove = || -> cuzk::error::Result<String> {
             let snap = engine.wait(f.submit(&engine)?, None)?;
             if snap.state != JobState::Done {
-                return Err(snap
-                    .error
-                    .unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
+                return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state)));
             }
             Ok(cuzk::engine::result_json(&snap.result.expect("result")).to_string())
         };
@@ -271,23 +166,13 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
         let t = Instant::now();
         while !engine.status_json().contains("\"state\":\"ready\"") {
             if t.elapsed().as_secs() > 120 {
-                return Err(cuzk::err!(
-                    Internal,
-                    "the 2 KiB circuit was not recorded in 120 s: {}",
-                    engine.status_json()
-                ));
+                return Err(cuzk::err!(Internal, "the 2 KiB circuit was not recorded in 120 s: {}", engine.status_json()));
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         let second = prove()?;
-        if !(second.contains("synthesis_witness")
-            && second.contains("gpu_spmv")
-            && !second.contains("synthesis_abc"))
-        {
-            return Err(cuzk::err!(
-                Internal,
-                "the second job did not go through the recorded circuit: {second}"
-            ));
+        if !(second.contains("synthesis_witness") && second.contains("gpu_spmv") && !second.contains("synthesis_abc")) {
+            return Err(cuzk::err!(Internal, "the second job did not go through the recorded circuit: {second}"));
         }
         Ok(format!("{first}\n  recorded: {second}"))
     })();
@@ -314,9 +199,7 @@ pub(crate) fn selftest_2kib(gpu: &CudaBackend) -> bool {
 fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) -> bool {
     let res = (|| -> cuzk::error::Result<(bool, bool, String)> {
         let t = Instant::now();
-        let r1cs = Arc::new(cuzk::synth::R1cs::record(PROOF, srs.size_hint(), &|| {
-            false
-        })?);
+        let r1cs = Arc::new(cuzk::synth::R1cs::record(PROOF, srs.size_hint(), &|| false)?);
         let record_s = t.elapsed().as_secs_f64();
         let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
         let t = Instant::now();
@@ -330,12 +213,7 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let g = gpu.prove(srs, deferred, r, s)?;
         let same = bytes(&cpu.proof) == bytes(&g.proof);
         let verified = verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false);
-        let spmv = g
-            .phases
-            .0
-            .iter()
-            .find(|(n, _)| *n == "gpu_spmv")
-            .map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
+        let spmv = g.phases.0.iter().find(|(n, _)| *n == "gpu_spmv").map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
         let note = format!(
             "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {spmv:.2} ms; gpu phases: {}",
             r1cs.stats(),
@@ -357,19 +235,12 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
 }
 
 pub(crate) fn memory_loop(gpu: &CudaBackend, n: usize) -> bool {
-    let toy = Toy {
-        constraints: (1 << 16) - 2,
-        inputs: 1,
-        mode: 2,
-    };
+    let toy = Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 };
     let asg = Assignment::synthesize(toy, SizeHint::default()).expect("synthesis");
     let srs = Srs::from_parameters(PROOF, synthetic::random_params(Shape::of(&asg), 5));
     let free = || gpu.device_info(0).map(|d| d.free_bytes).unwrap_or(0);
     let (r, s) = rs(1);
-    let first = gpu
-        .prove(&srs, synthetic::clone_assignment(&asg), r, s)
-        .expect("proof")
-        .proof;
+    let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("proof").proof;
     let baseline = free();
     let mut same = true;
     for _ in 1..n {

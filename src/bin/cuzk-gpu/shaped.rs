@@ -9,15 +9,9 @@ use std::time::Duration;
 use crate::common::*;
 
 fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape> {
-    let [ic, h, l, a, b, _] = cuzk::srs::expected_sections(proof)
-        .ok_or_else(|| cuzk::err!(Unsupported, "no shape for {proof:?}"))?;
-    Ok(synthetic::Shape {
-        h,
-        inputs: ic,
-        aux: l,
-        a,
-        b,
-    })
+    let [ic, h, l, a, b, _] =
+        cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no shape for {proof:?}"))?;
+    Ok(synthetic::Shape { h, inputs: ic, aux: l, a, b })
 }
 
 pub(crate) fn bench_shaped(args: &[String]) -> bool {
@@ -25,66 +19,47 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         .iter()
         .position(|a| a == "--proof")
         .and_then(|i| args.get(i + 1))
-        .map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), |p| {
-            cuzk::registry::parse(p)
-        });
+        .map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), |p| cuzk::registry::parse(p));
     let jobs: usize = arg(args, "--jobs", 2);
     // 1: partitions through the proof type's recorded circuit (recorded before timing, as a
     // long-running node has it); 0: full synthesis.
     let recorded = arg(args, "--recorded", 1usize) != 0;
     let workers: usize = arg(args, "--synthesis-workers", 0);
+    // Where to write every job's per-partition spans (for `cuzk-timeline`).
+    let timeline = args.iter().position(|a| a == "--timeline").and_then(|i| args.get(i + 1)).cloned();
     if backend().is_none() {
         return true;
     }
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
         let proof = proof?;
+        let (prover, sector) = ([9u8; 32], 3);
         let t = Instant::now();
-        // The circuit is recorded (one thread) while the SRS is made (all threads).
+        let c1 = Arc::new(cuzk::fixtures::shaped_c1(proof, 21, prover, sector)?);
+        println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        // The circuit is recorded from a partition of the C1 (its challenges on all threads, as
+        // the engine records at a proof type's first job) while the SRS is made.
         let recording = recorded.then(|| {
+            let c1 = c1.clone();
             std::thread::spawn(move || {
                 let shape = sections(proof)?;
-                let hint = cuzk::synth::SizeHint {
-                    constraints: shape.h + 1,
-                    inputs: shape.inputs,
-                    aux: shape.aux,
-                };
+                let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
+                let inputs = cuzk::synth::parse_c1(&c1, &prover, sector)?;
                 let t = Instant::now();
-                let r = cuzk::synth::R1cs::record(proof, hint, &|| false)?;
+                let r = inputs.circuits.record(0, hint, &|| false)?;
                 Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
             })
         });
-        let srs = Arc::new(Srs::from_parameters(
-            proof,
-            synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20),
-        ));
-        println!(
-            "{proof:?}: random SRS ({} MiB resident) in {:.1}s",
-            srs.resident_bytes >> 20,
-            t.elapsed().as_secs_f64()
-        );
+        let srs = Arc::new(Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20)));
+        println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", srs.resident_bytes >> 20, t.elapsed().as_secs_f64());
         let r1cs = match recording {
             Some(h) => {
-                let (r, took) = h
-                    .join()
-                    .map_err(|_| cuzk::err!(Internal, "recording panicked"))??;
-                println!(
-                    "recorded circuit: {:.1}s, {:?} (ready {:.1}s after start)",
-                    took,
-                    r.stats(),
-                    t.elapsed().as_secs_f64()
-                );
+                let (r, took) = h.join().map_err(|_| cuzk::err!(Internal, "recording panicked"))??;
+                println!("recorded circuit (partition 0, challenges on all threads): {:.1}s, {:?} (ready {:.1}s after start)", took, r.stats(), t.elapsed().as_secs_f64());
                 Some(Arc::new(r))
             }
             None => None,
         };
-        let (prover, sector) = ([9u8; 32], 3);
-        let t = Instant::now();
-        let c1 = cuzk::fixtures::shaped_c1(proof, 21, prover, sector)?;
-        println!(
-            "shaped C1: {} MB in {:.1}s",
-            c1.len() >> 20,
-            t.elapsed().as_secs_f64()
-        );
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
             backend: "cuda".into(),
@@ -97,47 +72,52 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         if let Some(r) = r1cs {
             engine.adopt_circuit(r);
         }
-        let status: serde_json::Value =
-            serde_json::from_str(&engine.status_json()).unwrap_or_default();
+        let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
         println!(
             "engine: {} synthesis workers, memory budget {} GiB, partition footprint {} GiB",
             engine.config().synthesis_threads(),
             status["memory"]["budget_bytes"].as_u64().unwrap_or(0) >> 30,
             srs.partition_bytes() >> 30
         );
-        let submit = || -> cuzk::error::Result<u64> {
+        let submit = || -> cuzk::error::Result<(u64, Instant)> {
             let t = Instant::now();
             let inputs = cuzk::synth::parse_c1(&c1, &prover, sector)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
-            engine.submit_circuits(inputs, srs.clone(), 0)
+            let at = Instant::now();
+            Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))
         };
         let finish = |id| -> cuzk::error::Result<Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, Some(Duration::from_secs(3000)))?;
             match (snap.state, snap.result) {
                 (JobState::Done, Some(r)) => Ok(r),
-                _ => Err(snap
-                    .error
-                    .unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
+                _ => Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended in {:?}", snap.state))),
             }
         };
         let t = Instant::now();
-        let one = finish(submit()?)?;
+        let (id, one_at) = submit()?;
+        let one = finish(id)?;
         let latency = t.elapsed().as_secs_f64();
         println!("one job: {latency:.2}s {}", cuzk::engine::result_json(&one));
         let t = Instant::now();
-        let ids = (0..jobs)
-            .map(|_| submit())
-            .collect::<cuzk::error::Result<Vec<_>>>()?;
-        let results = ids
-            .into_iter()
-            .map(finish)
-            .collect::<cuzk::error::Result<Vec<_>>>()?;
+        let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
+        let results = ids.iter().map(|&(id, _)| finish(id)).collect::<cuzk::error::Result<Vec<_>>>()?;
         let stream = t.elapsed().as_secs_f64();
+        if let Some(path) = &timeline {
+            let job = |r: &cuzk::engine::JobResult, at: Instant, t0: Instant| {
+                serde_json::json!({"submitted_s": at.duration_since(t0).as_secs_f64(), "timings": cuzk::engine::timings_json(&r.timings)})
+            };
+            let runs = serde_json::json!({
+                "proof": format!("{proof:?}"),
+                "runs": [
+                    {"name": format!("{proof:?}: one job ({latency:.1} s)"), "jobs": [job(&one, one_at, one_at)]},
+                    {"name": format!("{proof:?}: {jobs} jobs submitted at once ({:.1} s per proof)", stream / jobs as f64),
+                     "jobs": results.iter().zip(&ids).map(|(r, &(_, at))| job(r, at, ids[0].1)).collect::<Vec<_>>()},
+                ],
+            });
+            std::fs::write(path, runs.to_string()).map_err(|e| cuzk::err!(Internal, "writing {path}: {e}"))?;
+        }
         let prove: f64 = results.iter().map(|r| r.timings.prove.as_secs_f64()).sum();
-        let synth: f64 = results
-            .iter()
-            .map(|r| r.timings.synthesis.as_secs_f64())
-            .sum();
+        let synth: f64 = results.iter().map(|r| r.timings.synthesis.as_secs_f64()).sum();
         let partitions = results.iter().map(|r| r.partitions).sum::<usize>();
         println!(
             "stream: {jobs} jobs in {stream:.1}s = {:.2}s per proof; prover busy {:.0}% (sum of prove {prove:.1}s); synthesis {:.2}s per partition",

@@ -39,11 +39,7 @@ pub(crate) fn soak_2kib(args: &[String]) -> bool {
                 match snap.state {
                     JobState::Done if snap.result.as_ref().is_some_and(|r| r.verified) => done += 1,
                     JobState::Cancelled => cancelled += 1,
-                    other => {
-                        return Err(snap
-                            .error
-                            .unwrap_or_else(|| cuzk::err!(Internal, "job ended {other:?}")))
-                    }
+                    other => return Err(snap.error.unwrap_or_else(|| cuzk::err!(Internal, "job ended {other:?}"))),
                 }
             }
             if (i + 1) % 100 == 0 {
@@ -67,10 +63,7 @@ pub(crate) fn soak_2kib(args: &[String]) -> bool {
         let last = sample(&engine, jobs, free());
         samples.push(last);
         let warm = samples.get(1).copied().unwrap_or(samples[0]);
-        let flat = last.threads == warm.threads
-            && last.fds == warm.fds
-            && last.reserved == 0
-            && last.device_free == warm.device_free;
+        let flat = last.threads == warm.threads && last.fds == warm.fds && last.reserved == 0 && last.device_free == warm.device_free;
         let growth = last.rss_kib as f64 / warm.rss_kib.max(1) as f64;
         let v = serde_json::json!({
             "bench": "soak-2kib-cuda", "jobs": jobs, "done": done, "cancelled": cancelled,

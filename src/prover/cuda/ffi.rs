@@ -139,13 +139,7 @@ extern "C" {
     fn cuzk_cuda_abi_sizes(out: *mut u64);
     fn cuzk_cuda_message_free(message: *mut c_char);
     fn cuzk_cuda_device_count(count: *mut i32) -> Status;
-    fn cuzk_cuda_device_info(
-        dev: i32,
-        name: *mut c_char,
-        len: u64,
-        free: *mut u64,
-        total: *mut u64,
-    ) -> Status;
+    fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
     #[cfg(feature = "cuda-fault-injection")]
     fn cuzk_cuda_inject_fault(kind: i32, site: i32) -> Status;
@@ -216,16 +210,11 @@ fn check(st: Status) -> std::result::Result<(), CudaError> {
         String::from("(no message)")
     } else {
         // SAFETY: a NUL-terminated string the C++ side strdup'ed for us; freed right after.
-        let m = unsafe { CStr::from_ptr(st.message) }
-            .to_string_lossy()
-            .into_owned();
+        let m = unsafe { CStr::from_ptr(st.message) }.to_string_lossy().into_owned();
         unsafe { cuzk_cuda_message_free(st.message) };
         m
     };
-    Err(CudaError {
-        code: st.code,
-        message,
-    })
+    Err(CudaError { code: st.code, message })
 }
 
 fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
@@ -247,10 +236,7 @@ pub fn check_abi() -> Result<()> {
         std::mem::size_of::<Matrix>(),
     ];
     if sizes.iter().zip(ours).any(|(&c, r)| c as usize != r) {
-        return Err(err!(
-            Internal,
-            "CUDA ABI mismatch: C++ struct sizes {sizes:?}, Rust {ours:?}"
-        ));
+        return Err(err!(Internal, "CUDA ABI mismatch: C++ struct sizes {sizes:?}, Rust {ours:?}"));
     }
     Ok(())
 }
@@ -275,23 +261,11 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     let (mut free_bytes, mut total_bytes) = (0u64, 0u64);
     // SAFETY: buffers valid for the call; the name is NUL-terminated within len.
     check(unsafe {
-        cuzk_cuda_device_info(
-            dev,
-            name.as_mut_ptr(),
-            name.len() as u64,
-            &mut free_bytes,
-            &mut total_bytes,
-        )
+        cuzk_cuda_device_info(dev, name.as_mut_ptr(), name.len() as u64, &mut free_bytes, &mut total_bytes)
     })
     .map_err(to_err("device info"))?;
-    let name = unsafe { CStr::from_ptr(name.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
-    Ok(DeviceInfo {
-        name,
-        free_bytes,
-        total_bytes,
-    })
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+    Ok(DeviceInfo { name, free_bytes, total_bytes })
 }
 
 /// Whether device `dev` still works after a failed call (Err: its context is lost).
@@ -369,17 +343,10 @@ impl Workspace {
     }
 
     /// Upload a recorded circuit; returns the handle and the CUDA-event upload time in ms.
-    pub fn upload_r1cs(
-        &mut self,
-        r: &crate::synth::R1cs,
-    ) -> std::result::Result<(DeviceR1cs, f32), CudaError> {
+    pub fn upload_r1cs(&mut self, r: &crate::synth::R1cs) -> std::result::Result<(DeviceR1cs, f32), CudaError> {
         let m = [0, 1, 2].map(|q| {
             let (end, terms) = r.matrix(q);
-            Matrix {
-                end: end.as_ptr(),
-                terms: terms.as_ptr(),
-                nterms: terms.len() as u64,
-            }
+            Matrix { end: end.as_ptr(), terms: terms.as_ptr(), nterms: terms.len() as u64 }
         });
         let coeffs = r.coefficients();
         let mut out = ptr::null_mut();
@@ -403,13 +370,7 @@ impl Workspace {
 
     /// Run `stages` (STAGE_* bits) of the GPU half of a proof into `out`. `inp`'s pointers
     /// must stay valid for the call.
-    pub fn prove(
-        &mut self,
-        srs: &DeviceSrs,
-        inp: &ProveIn,
-        out: &mut ProveOut,
-        stages: u32,
-    ) -> Result<()> {
+    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> Result<()> {
         // SAFETY: live handles; `inp` points at memory the caller keeps alive.
         check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, out, stages) }).map_err(to_err("prove"))
     }
@@ -464,10 +425,7 @@ pub fn new_out() -> Box<ProveOut> {
 pub fn g2(p: &G2) -> blstrs::G2Projective {
     let fp2 = |v: &[u64; 12]| {
         let (re, im) = v.split_at(6);
-        blstrs::Fp2::new(
-            Fp::from_raw_unchecked(re.try_into().unwrap()),
-            Fp::from_raw_unchecked(im.try_into().unwrap()),
-        )
+        blstrs::Fp2::new(Fp::from_raw_unchecked(re.try_into().unwrap()), Fp::from_raw_unchecked(im.try_into().unwrap()))
     };
     blstrs::G2Projective::from_raw_unchecked(fp2(&p.x), fp2(&p.y), fp2(&p.z))
 }

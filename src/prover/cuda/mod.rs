@@ -169,14 +169,12 @@ fn empty_sparse() -> ffi::Sparse {
 
 /// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
 fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
-    let picked: Arc<Vec<G1Affine>> =
-        Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
 fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
-    let picked: Arc<Vec<G2Affine>> =
-        Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
@@ -203,26 +201,14 @@ where
 
 fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
     let b_inputs = w.b_input_density.get_total_density();
-    let (bi, _) =
-        msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
-    let (ba, _) = msm_sparse::<G2Affine>(
-        bases,
-        b_inputs,
-        &w.aux,
-        Some(w.b_aux_density.bv.as_bitslice()),
-    )?;
+    let (bi, _) = msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
+    let (ba, _) = msm_sparse::<G2Affine>(bases, b_inputs, &w.aux, Some(w.b_aux_density.bv.as_bitslice()))?;
     Ok(bi + ba)
 }
 
 /// Classify the witness for the L, A and B queries (in parallel).
 fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
-    classify_parts(
-        &w.input,
-        &w.aux,
-        &w.a_aux_density,
-        &w.b_input_density,
-        &w.b_aux_density,
-    )
+    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density)
 }
 
 fn classify_parts(
@@ -237,24 +223,19 @@ fn classify_parts(
         || {
             rayon::join(
                 || classify(&[(input, None), (aux, Some(a_aux.bv.as_bitslice()))]),
-                || {
-                    classify(&[
-                        (input, Some(b_input.bv.as_bitslice())),
-                        (aux, Some(b_aux.bv.as_bitslice())),
-                    ])
-                },
+                || classify(&[(input, Some(b_input.bv.as_bitslice())), (aux, Some(b_aux.bv.as_bitslice()))]),
             )
         },
     );
     Ok([l?, a?, b?])
 }
 
+
 /// 1 / Z(g) on the coset g·⟨ω⟩ of size n, Z(x) = xⁿ − 1, g the multiplicative generator
 /// (bellperson's `divide_by_z_on_coset`).
 fn z_inv(n: usize) -> Result<[u64; 4]> {
     let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
-    let inv = Option::<Scalar>::from(z.invert())
-        .ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
+    let inv = Option::<Scalar>::from(z.invert()).ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
     Ok(mont_limbs(inv))
 }
 
@@ -288,18 +269,11 @@ impl CudaBackend {
     pub fn new() -> Result<CudaBackend> {
         ffi::check_abi()?;
         if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
-            return Err(err!(
-                Internal,
-                "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"
-            ));
+            return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
         let pool = Pool::open()?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        Ok(CudaBackend {
-            pool,
-            b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
-            fallback_logged: AtomicBool::new(false),
-        })
+        Ok(CudaBackend { pool, b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu), fallback_logged: AtomicBool::new(false) })
     }
 
     /// [`Backend::prepare`]: classify the witness now (the synthesis thread's time, not the
@@ -308,13 +282,8 @@ impl CudaBackend {
     pub fn prepare_now(&self, asg: &mut Assignment) -> Result<Duration> {
         let t = Instant::now();
         if !asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
-            let classes = classify_parts(
-                &asg.input,
-                &asg.aux,
-                &asg.a_aux_density,
-                &asg.b_input_density,
-                &asg.b_aux_density,
-            )?;
+            let classes =
+                classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
             asg.prepared = Some(Box::new(Prepared(classes)));
         }
         Ok(t.elapsed())
@@ -335,10 +304,7 @@ impl CudaBackend {
 
     /// Name and memory of device `i` (memory read now).
     pub fn device_info(&self, i: usize) -> Result<DeviceInfo> {
-        let d = self
-            .pool
-            .device(i)
-            .ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
+        let d = self.pool.device(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
         let mut info = ffi::device_info(d.index)?;
         info.name = d.info.name.clone();
         Ok(info)
@@ -371,13 +337,7 @@ impl CudaBackend {
     }
 
     /// No usable device is left: prove on the CPU (logged once), so the engine keeps serving.
-    fn cpu_fallback(
-        &self,
-        srs: &Srs,
-        asg: Assignment,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<PartitionProof> {
+    fn cpu_fallback(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         if !self.fallback_logged.swap(true, Ordering::Relaxed) {
             log::error!("no usable CUDA device left; proving on the CPU from now on (see the engine status)");
         }
@@ -410,10 +370,7 @@ impl CudaBackend {
             let stage_h = ws.prove(dsrs, inp, out, ffi::STAGE_H);
             let t_wait = Instant::now();
             let q = match prep {
-                Some(h) => h
-                    .join()
-                    .map_err(|_| err!(Internal, "witness classification panicked"))
-                    .and_then(|r| r),
+                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
                 None => Ok((ready.expect("given"), Duration::ZERO)),
             };
             (stage_h, q, t_wait.elapsed())
@@ -454,13 +411,7 @@ impl CudaBackend {
         let (m, values, recorded) = match abc {
             Abc::Values(a, b, c) => {
                 if b.len() != a.len() || c.len() != a.len() {
-                    return Err(err!(
-                        Prover,
-                        "a, b, c have {}, {}, {} entries",
-                        a.len(),
-                        b.len(),
-                        c.len()
-                    ));
+                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
                 }
                 (a.len(), Some((a, b, c)), None)
             }
@@ -472,11 +423,7 @@ impl CudaBackend {
         let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
         let n = m.next_power_of_two();
         let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
-        let mut h_coeffs = if download_h || !h_on_gpu {
-            Some(vec![Scalar::ZERO; n - 1])
-        } else {
-            None
-        };
+        let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
         let mut inp = ffi::ProveIn {
             a: ptr(values.map(|v| v.0)),
             b: ptr(values.map(|v| v.1)),
@@ -485,9 +432,7 @@ impl CudaBackend {
             lg_domain: n.trailing_zeros(),
             flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
             z_inv: z_inv(n)?,
-            h_out: h_coeffs
-                .as_mut()
-                .map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
+            h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
             l: empty_sparse(),
             a_q: empty_sparse(),
             b_q: empty_sparse(),
@@ -499,28 +444,17 @@ impl CudaBackend {
         let mut out = ffi::new_out();
 
         let t_lock = Instant::now();
-        let mut held = self
-            .pool
-            .hold()
-            .ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
+        let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
         t.push("gpu_lock_wait", t_lock.elapsed());
         let res = held.state().and_then(|st| {
             let on = st.resident(srs, recorded.map(|r| r.0), t)?;
             inp.r1cs = on.r1cs.map_or(std::ptr::null(), |d| d.raw());
             let wall = Instant::now();
             let fold = fold_r.is_some() && h_on_gpu;
-            Self::stages(
-                on.ws, on.srs, &mut inp, &mut out, witness, ready, b_g2, fold, t,
-            )
-            .map(|q| (q, wall.elapsed()))
+            Self::stages(on.ws, on.srs, &mut inp, &mut out, witness, ready, b_g2, fold, t).map(|q| (q, wall.elapsed()))
         });
         held.record(&res);
-        let (q, wall) = res.map_err(|e| {
-            e.context(format!(
-                "CUDA device {} ({})",
-                held.dev.index, held.dev.info.name
-            ))
-        })?;
+        let (q, wall) = res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
         drop(held);
         let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
 
@@ -529,30 +463,19 @@ impl CudaBackend {
                 t.push(name, ms(out.ms[k]));
             }
         }
-        t.push(
-            "gpu_events_total",
-            ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]),
-        );
+        t.push("gpu_events_total", ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]));
         t.push("gpu_wall", wall);
 
         let t_cpu = Instant::now();
         let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
-        let mut sig = [
-            ffi::g1(&out.l_sig),
-            ffi::g1(&out.a_sig),
-            ffi::g1(&out.b_sig),
-        ];
+        let mut sig = [ffi::g1(&out.l_sig), ffi::g1(&out.a_sig), ffi::g1(&out.b_sig)];
         for f in 0..3 {
             if !sig_on_gpu[f] {
                 sig[f] = cpu_sig_g1(bases[f], &q[f])?;
             }
         }
         let b2 = if b_g2 {
-            let rest = if sig_on_gpu[2] {
-                ffi::g2(&out.b2_sig)
-            } else {
-                cpu_sig_g2(&p.b_g2, &q[2])?
-            };
+            let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
             Some((ffi::g2(&out.b2_ones), rest))
         } else {
             None
@@ -562,21 +485,8 @@ impl CudaBackend {
             _ => ffi::g1(&out.h),
         };
         t.push("cpu_small_msm", t_cpu.elapsed());
-        let ones = [
-            ffi::g1(&out.l_ones),
-            ffi::g1(&out.a_ones),
-            ffi::g1(&out.b_ones),
-        ];
-        Ok((
-            GpuParts {
-                h,
-                ones,
-                sig,
-                b2,
-                h_coeffs: if download_h { h_coeffs } else { None },
-            },
-            q,
-        ))
+        let ones = [ffi::g1(&out.l_ones), ffi::g1(&out.a_ones), ffi::g1(&out.b_ones)];
+        Ok((GpuParts { h, ones, sig, b2, h_coeffs: if download_h { h_coeffs } else { None } }, q))
     }
 
     /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
@@ -584,30 +494,11 @@ impl CudaBackend {
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
-        let Assignment {
-            prepared,
-            deferred,
-            a,
-            b,
-            c,
-            input,
-            aux,
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
-        } = asg;
-        let classes = prepared
-            .and_then(|p| p.downcast::<Prepared>().ok())
-            .map(|p| p.0);
+        let Assignment { prepared, deferred, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
+        let classes = prepared.and_then(|p| p.downcast::<Prepared>().ok()).map(|p| p.0);
         let constraints = deferred.as_ref().map_or(a.len(), |r| r.constraints());
         check_shape(srs, constraints, input.len(), aux.len())?;
-        let witness = Arc::new(Witness {
-            input,
-            aux,
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
-        });
+        let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
         let on_gpu = self.b_g2_on_gpu();
 
         let thread = if on_gpu {
@@ -629,80 +520,39 @@ impl CudaBackend {
             Some(r1cs) => Abc::Recorded(r1cs, &witness.input, &witness.aux),
             None => Abc::Values(&a, &b, &c),
         };
-        let (parts, q) =
-            self.run_gpu(srs, abc, &witness, classes, false, on_gpu, Some(r), &mut t)?;
-        let sums = [
-            parts.h,
-            parts.ones[0] + parts.sig[0],
-            parts.ones[1] + parts.sig[1],
-            parts.ones[2] + parts.sig[2],
-        ];
+        let (parts, q) = self.run_gpu(srs, abc, &witness, classes, false, on_gpu, Some(r), &mut t)?;
+        let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),
             (None, Some(h)) => BG2::Thread(h),
             (None, None) => return Err(err!(Internal, "B_G2 was computed nowhere")),
         };
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
-        let qbytes = q
-            .iter()
-            .map(|q| {
-                (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64
-            })
-            .sum();
+        let qbytes =
+            q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
         let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
-        Ok(Started {
-            sums,
-            r,
-            s,
-            b_g2,
-            witness,
-            phases: t,
-            garbage,
-            started,
-        })
+        Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
     }
 
     /// Wait for B_G2 (when on CPU threads), blind and assemble.
     pub fn prove_finish(&self, srs: &Srs, s0: Started) -> Result<PartitionProof> {
-        let Started {
-            sums,
-            r,
-            s,
-            b_g2,
-            witness,
-            mut phases,
-            mut garbage,
-            started,
-        } = s0;
+        let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = s0;
         let b_g2 = match b_g2 {
             BG2::Done(v) => v,
             BG2::Thread(h) => {
                 let t_wait = Instant::now();
-                let (v, took) = h
-                    .join()
-                    .map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
+                let (v, took) = h.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
                 phases.push("b_g2_wait", t_wait.elapsed());
                 phases.push("cpu_b_g2", took);
                 v
             }
         };
-        let m = MsmSums {
-            h: sums[0],
-            l: sums[1],
-            a: sums[2],
-            b_g1: sums[3],
-            b_g2,
-        };
+        let m = MsmSums { h: sums[0], l: sums[1], a: sums[2], b_g1: sums[3], b_g2 };
         let proof: Proof<Bls12> = phases.time("assemble", || assemble(srs, &m, r, s))?;
         phases.push("backend_wall", started.elapsed());
         let wbytes = (32 * (witness.input.capacity() + witness.aux.capacity())) as u64;
         garbage.push((Box::new(witness), wbytes));
-        Ok(PartitionProof {
-            proof,
-            phases,
-            garbage,
-            cpu_fallback: false,
-        })
+        Ok(PartitionProof { proof, phases, garbage, cpu_fallback: false })
     }
 
     /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
@@ -711,10 +561,7 @@ impl CudaBackend {
     pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
         let p = &srs.params;
         if asg.deferred.is_some() {
-            return Err(err!(
-                InvalidArgument,
-                "check_parts needs an assignment with a, b, c evaluated"
-            ));
+            return Err(err!(InvalidArgument, "check_parts needs an assignment with a, b, c evaluated"));
         }
         check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
         let w = Witness::copy_of(asg);
@@ -724,18 +571,11 @@ impl CudaBackend {
         let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
         let (gpu, q) = self.run_gpu(srs, abc, &w, Some(q), true, on_gpu, None, &mut t)?;
         let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
-        let mut res = vec![(
-            "h_coefficients",
-            gpu.h_coeffs.as_deref() == Some(h.as_slice()),
-        )];
+        let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
         res.push(("msm_h", cpu_h == gpu.h));
         let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
-        let names = [
-            ("ones_l", "sig_l"),
-            ("ones_a", "sig_a"),
-            ("ones_b_g1", "sig_b_g1"),
-        ];
+        let names = [("ones_l", "sig_l"), ("ones_a", "sig_a"), ("ones_b_g1", "sig_b_g1")];
         for f in 0..3 {
             res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
             res.push((names[f].1, cpu_sig_g1(bases[f], &q[f])? == gpu.sig[f]));
@@ -759,13 +599,7 @@ impl Backend for CudaBackend {
         "cuda"
     }
 
-    fn prove(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<PartitionProof> {
+    fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         if !self.pool.any_usable() {
             return self.cpu_fallback(srs, assignment, r, s);
         }
@@ -785,26 +619,15 @@ impl Backend for CudaBackend {
         self.prepare_now(assignment).map(Some)
     }
 
-    fn start(
-        &self,
-        srs: &Srs,
-        assignment: Assignment,
-        r: Scalar,
-        s: Scalar,
-        _: &dyn Fn() -> bool,
-    ) -> Result<Begun> {
+    fn start(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
         if !self.pool.any_usable() {
             return self.cpu_fallback(srs, assignment, r, s).map(Begun::Done);
         }
-        Ok(Begun::Tail(Box::new(
-            self.prove_start(srs, assignment, r, s)?,
-        )))
+        Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
     }
 
     fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
-        let started = tail
-            .downcast::<Started>()
-            .map_err(|_| err!(Internal, "not a CUDA proof tail"))?;
+        let started = tail.downcast::<Started>().map_err(|_| err!(Internal, "not a CUDA proof tail"))?;
         self.prove_finish(srs, *started)
     }
 }
@@ -821,20 +644,9 @@ mod tests {
     /// the CPU backend's proof when every part is computed on the CPU instead.
     #[test]
     fn host_split_reassembles_to_the_cpu_proof() {
-        for (k, toy) in [
-            Toy {
-                constraints: 3000,
-                inputs: 3,
-                mode: 2,
-            },
-            Toy {
-                constraints: 700,
-                inputs: 0,
-                mode: 1,
-            },
-        ]
-        .into_iter()
-        .enumerate()
+        for (k, toy) in [Toy { constraints: 3000, inputs: 3, mode: 2 }, Toy { constraints: 700, inputs: 0, mode: 1 }]
+            .into_iter()
+            .enumerate()
         {
             let asg = Assignment::synthesize(toy, SizeHint::default()).unwrap();
             let srs = Srs::from_parameters(
@@ -843,19 +655,11 @@ mod tests {
             );
             let p = &srs.params;
             let (r, s) = (Scalar::from(5u64), Scalar::from(11u64));
-            let want = CpuBackend
-                .prove(&srs, clone_assignment(&asg), r, s)
-                .unwrap()
-                .proof;
+            let want = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
 
             let w = Witness::copy_of(&asg);
             let q = classify_all(&w).unwrap();
-            let h = crate::prover::cpu::compute_h_bellperson(
-                asg.a.clone(),
-                asg.b.clone(),
-                asg.c.clone(),
-            )
-            .unwrap();
+            let h = crate::prover::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone()).unwrap();
             let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
             let part = |f: usize| cpu_ones(bases[f], &q[f]) + cpu_sig_g1(bases[f], &q[f]).unwrap();
             let m = MsmSums {
@@ -866,10 +670,7 @@ mod tests {
                 b_g2: b_g2_sum(&p.b_g2, &w).unwrap(),
             };
             // B_G2 as the GPU splits it: ones + the rest.
-            assert_eq!(
-                cpu_ones(&p.b_g2, &q[2]) + cpu_sig_g2(&p.b_g2, &q[2]).unwrap(),
-                m.b_g2
-            );
+            assert_eq!(cpu_ones(&p.b_g2, &q[2]) + cpu_sig_g2(&p.b_g2, &q[2]).unwrap(), m.b_g2);
             assert_eq!(assemble(&srs, &m, r, s).unwrap(), want, "case {k}");
 
             // FOLD as the GPU lays it out: one MSM over [h bases | gathered L sig bases |
@@ -892,11 +693,7 @@ mod tests {
                 b_g1: cpu_ones(&p.b_g1, &q[2]),
                 b_g2: m.b_g2,
             };
-            assert_eq!(
-                assemble(&srs, &folded, r, s).unwrap(),
-                want,
-                "case {k}: folded assembly"
-            );
+            assert_eq!(assemble(&srs, &folded, r, s).unwrap(), want, "case {k}: folded assembly");
             let zi = z_inv(asg.a.len().next_power_of_two()).unwrap();
             assert_ne!(zi, [0u64; 4]);
         }

@@ -70,12 +70,7 @@ impl DeviceState {
     /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded first if
     /// needed (evicting the other SRSes or circuits when the device is out of memory). Pushes
     /// the upload times when it uploads.
-    pub fn resident(
-        &mut self,
-        srs: &Srs,
-        r1cs: Option<&Arc<R1cs>>,
-        t: &mut PhaseTimings,
-    ) -> Result<Resident<'_>> {
+    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<Resident<'_>> {
         self.srs.retain(CachedSrs::alive);
         self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
@@ -85,47 +80,29 @@ impl DeviceState {
         };
         let j = match r1cs {
             None => None,
-            Some(r) => match self
-                .r1cs
-                .iter()
-                .position(|c| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r)))
-            {
+            Some(r) => match self.r1cs.iter().position(|c| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))) {
                 Some(j) => Some(j),
                 None => Some(self.upload_r1cs(r, t)?),
             },
         };
-        Ok(Resident {
-            srs: &self.srs[i].dev,
-            r1cs: j.map(|j| &self.r1cs[j].dev),
-            ws: &mut self.ws,
-        })
+        Ok(Resident { srs: &self.srs[i].dev, r1cs: j.map(|j| &self.r1cs[j].dev), ws: &mut self.ws })
     }
 
     fn upload_r1cs(&mut self, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
         let wall = Instant::now();
         let up = match self.ws.upload_r1cs(r) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.r1cs.is_empty() => {
-                log::warn!(
-                    "GPU out of memory for a recorded circuit: evicting {} other(s)",
-                    self.r1cs.len()
-                );
+                log::warn!("GPU out of memory for a recorded circuit: evicting {} other(s)", self.r1cs.len());
                 self.r1cs.clear();
                 self.ws.upload_r1cs(r)
             }
             res => res,
         };
-        let (dev, ms) =
-            up.map_err(|e| err!(Prover, "uploading the recorded circuit to the GPU: {e}"))?;
+        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the recorded circuit to the GPU: {e}"))?;
         t.push("gpu_r1cs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_r1cs_upload_wall", wall.elapsed());
-        log::info!(
-            "recorded {:?} circuit uploaded to the GPU in {ms:.1} ms",
-            r.proof
-        );
-        self.r1cs.push(CachedR1cs {
-            alive: Arc::downgrade(r),
-            dev,
-        });
+        log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
+        self.r1cs.push(CachedR1cs { alive: Arc::downgrade(r), dev });
         Ok(self.r1cs.len() - 1)
     }
 
@@ -144,27 +121,12 @@ impl DeviceState {
             }
             r => r,
         };
-        let (dev, ms) = up.map_err(|e| {
-            err!(
-                Prover,
-                "uploading the SRS {} to the GPU: {e}",
-                srs.path.display()
-            )
-        })?;
+        let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the SRS {} to the GPU: {e}", srs.path.display()))?;
         t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_srs_upload_wall", wall.elapsed());
-        log::info!(
-            "SRS {} uploaded to the GPU in {:.1} ms",
-            srs.path.display(),
-            ms
-        );
+        log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
         let alive = (
-            [
-                Arc::downgrade(&p.h),
-                Arc::downgrade(&p.l),
-                Arc::downgrade(&p.a),
-                Arc::downgrade(&p.b_g1),
-            ],
+            [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
         self.srs.push(CachedSrs { key, alive, dev });
@@ -208,11 +170,7 @@ impl Held<'_> {
     /// The device's workspace and SRS cache, the workspace created on first use.
     pub fn state(&mut self) -> Result<&mut DeviceState> {
         if self.state.is_none() {
-            *self.state = Some(DeviceState {
-                ws: ffi::Workspace::new(self.dev.index)?,
-                srs: Vec::new(),
-                r1cs: Vec::new(),
-            });
+            *self.state = Some(DeviceState { ws: ffi::Workspace::new(self.dev.index)?, srs: Vec::new(), r1cs: Vec::new() });
         }
         Ok(self.state.as_mut().expect("initialized above"))
     }
@@ -228,17 +186,10 @@ impl Held<'_> {
         };
         h.failures += 1;
         let Err(lost) = ffi::device_check(self.dev.index) else {
-            log::warn!(
-                "CUDA device {} ({}): a proof failed, the device still works: {e}",
-                self.dev.index,
-                self.dev.info.name
-            );
+            log::warn!("CUDA device {} ({}): a proof failed, the device still works: {e}", self.dev.index, self.dev.info.name);
             return;
         };
-        let why = format!(
-            "context lost after a failed proof ({}); device check: {lost}",
-            e.message
-        );
+        let why = format!("context lost after a failed proof ({}); device check: {lost}", e.message);
         log::error!(
             "CUDA device {} ({}) is unusable from now on: {why}. Restart the process to use it again.",
             self.dev.index,
@@ -260,27 +211,14 @@ pub struct Pool {
 impl Pool {
     /// Every usable CUDA device, or an `Unsupported` error saying why there is none.
     pub fn open() -> Result<Pool> {
-        let n = ffi::device_count()
-            .map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
+        let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
         let mut devices = Vec::with_capacity(n);
         for i in 0..n as i32 {
             let info = ffi::device_info(i)?;
-            log::info!(
-                "CUDA device {i}: {} ({} MiB)",
-                info.name,
-                info.total_bytes >> 20
-            );
-            devices.push(Device {
-                index: i,
-                info,
-                state: Mutex::new(None),
-                health: Mutex::default(),
-            });
+            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
+            devices.push(Device { index: i, info, state: Mutex::new(None), health: Mutex::default() });
         }
-        Ok(Pool {
-            devices,
-            next: AtomicUsize::new(0),
-        })
+        Ok(Pool { devices, next: AtomicUsize::new(0) })
     }
 
     pub fn len(&self) -> usize {
@@ -303,12 +241,8 @@ impl Pool {
         let gates = gates(n);
         loop {
             let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
-            let order = (0..n)
-                .map(|k| (first + k) % n)
-                .filter(|&i| self.devices[i].usable());
-            let idle = order
-                .clone()
-                .find_map(|i| gates[i].try_lock().ok().map(|g| (i, g)));
+            let order = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable());
+            let idle = order.clone().find_map(|i| gates[i].try_lock().ok().map(|g| (i, g)));
             let (i, gate) = match idle {
                 Some(held) => held,
                 None => {
@@ -319,11 +253,7 @@ impl Pool {
             let dev = &self.devices[i];
             if dev.usable() {
                 let state = dev.state.lock().unwrap_or_else(|e| e.into_inner());
-                return Some(Held {
-                    dev,
-                    state,
-                    _gate: gate,
-                });
+                return Some(Held { dev, state, _gate: gate });
             } // lost while we waited for it: choose again
         }
     }
@@ -349,15 +279,7 @@ impl Pool {
 
     /// Device memory held by the workspaces (not counting SRS bases).
     pub fn workspace_bytes(&self) -> u64 {
-        self.devices
-            .iter()
-            .filter_map(|d| {
-                d.state
-                    .lock()
-                    .ok()
-                    .and_then(|g| g.as_ref().map(|s| s.ws.bytes()))
-            })
-            .sum()
+        self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
     }
 
     /// Drop every SRS and recorded-circuit copy held in VRAM.

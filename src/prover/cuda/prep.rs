@@ -37,12 +37,7 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
     for (si, (exps, density)) in segments.iter().enumerate() {
         if let Some(d) = density {
             if d.len() != exps.len() {
-                return Err(err!(
-                    Prover,
-                    "density has {} bits for {} scalars",
-                    d.len(),
-                    exps.len()
-                ));
+                return Err(err!(Prover, "density has {} bits for {} scalars", d.len(), exps.len()));
             }
         }
         for i0 in (0..exps.len()).step_by(CHUNK) {
@@ -53,10 +48,7 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
         }
     }
     if npoints >= 1 << 31 {
-        return Err(err!(
-            Prover,
-            "{npoints} bases are more than the GPU MSM supports"
-        ));
+        return Err(err!(Prover, "{npoints} bases are more than the GPU MSM supports"));
     }
 
     // One flag byte per base (1 = scalar one), written by disjoint chunks.
@@ -101,15 +93,9 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
 
     let words = npoints.div_ceil(32).div_ceil(32) * 32;
     let mut ones_bits = vec![0u32; words];
-    ones_bits
-        .par_iter_mut()
-        .zip(flags.par_chunks(32))
-        .for_each(|(w, f)| {
-            *w = f
-                .iter()
-                .enumerate()
-                .fold(0u32, |acc, (b, &v)| acc | ((v as u32) << b));
-        });
+    ones_bits.par_iter_mut().zip(flags.par_chunks(32)).for_each(|(w, f)| {
+        *w = f.iter().enumerate().fold(0u32, |acc, (b, &v)| acc | ((v as u32) << b));
+    });
 
     let nsig: usize = parts.iter().map(|p| p.0.len()).sum();
     let mut out = SparseScalars {
@@ -171,17 +157,11 @@ mod tests {
         assert_eq!(got.npoints, j as usize);
         assert_eq!(got.ones.len() % 32, 0);
         assert!(got.ones.len() * 32 >= got.npoints);
-        let bits: Vec<u32> = (0..got.ones.len() as u32 * 32)
-            .filter(|&k| got.ones[(k / 32) as usize] >> (k % 32) & 1 == 1)
-            .collect();
+        let bits: Vec<u32> =
+            (0..got.ones.len() as u32 * 32).filter(|&k| got.ones[(k / 32) as usize] >> (k % 32) & 1 == 1).collect();
         assert_eq!(bits, ones);
         assert_eq!(got.n_ones, ones.len());
-        let gs: Vec<(u32, Scalar)> = got
-            .sig_idx
-            .iter()
-            .copied()
-            .zip(got.sig.iter().copied())
-            .collect();
+        let gs: Vec<(u32, Scalar)> = got.sig_idx.iter().copied().zip(got.sig.iter().copied()).collect();
         assert_eq!(gs, sig);
 
         let all = classify(&[(&b, None)]).unwrap();

@@ -52,37 +52,33 @@ fn chunk_rng(seed: u64, k: usize) -> ChaCha8Rng {
 /// `n` distinct-looking G1 points: per chunk, s·G + i·Q for random s and Q.
 pub fn g1_points(n: usize, seed: u64) -> Vec<G1Affine> {
     let mut out = vec![G1Affine::identity(); n];
-    out.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(k, chunk)| {
-            let mut rng = chunk_rng(seed, k);
-            let mut acc = G1Projective::generator() * Scalar::random(&mut rng);
-            let step = (G1Projective::generator() * Scalar::random(&mut rng)).to_affine();
-            let mut proj = Vec::with_capacity(chunk.len());
-            for _ in 0..chunk.len() {
-                proj.push(acc);
-                acc += step;
-            }
-            G1Projective::batch_normalize(&proj, chunk);
-        });
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, chunk)| {
+        let mut rng = chunk_rng(seed, k);
+        let mut acc = G1Projective::generator() * Scalar::random(&mut rng);
+        let step = (G1Projective::generator() * Scalar::random(&mut rng)).to_affine();
+        let mut proj = Vec::with_capacity(chunk.len());
+        for _ in 0..chunk.len() {
+            proj.push(acc);
+            acc += step;
+        }
+        G1Projective::batch_normalize(&proj, chunk);
+    });
     out
 }
 
 pub fn g2_points(n: usize, seed: u64) -> Vec<G2Affine> {
     let mut out = vec![G2Affine::identity(); n];
-    out.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(k, chunk)| {
-            let mut rng = chunk_rng(seed, k);
-            let mut acc = G2Projective::generator() * Scalar::random(&mut rng);
-            let step = (G2Projective::generator() * Scalar::random(&mut rng)).to_affine();
-            let mut proj = Vec::with_capacity(chunk.len());
-            for _ in 0..chunk.len() {
-                proj.push(acc);
-                acc += step;
-            }
-            G2Projective::batch_normalize(&proj, chunk);
-        });
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, chunk)| {
+        let mut rng = chunk_rng(seed, k);
+        let mut acc = G2Projective::generator() * Scalar::random(&mut rng);
+        let step = (G2Projective::generator() * Scalar::random(&mut rng)).to_affine();
+        let mut proj = Vec::with_capacity(chunk.len());
+        for _ in 0..chunk.len() {
+            proj.push(acc);
+            acc += step;
+        }
+        G2Projective::batch_normalize(&proj, chunk);
+    });
     out
 }
 
@@ -93,13 +89,11 @@ fn tile<T: Copy + Send + Sync>(mut base: Vec<T>, n: usize) -> Vec<T> {
         return base;
     }
     let mut out = Vec::with_capacity(n);
-    out.spare_capacity_mut()[..n]
-        .par_chunks_mut(base.len())
-        .for_each(|c| {
-            for (d, s) in c.iter_mut().zip(&base) {
-                d.write(*s);
-            }
-        });
+    out.spare_capacity_mut()[..n].par_chunks_mut(base.len()).for_each(|c| {
+        for (d, s) in c.iter_mut().zip(&base) {
+            d.write(*s);
+        }
+    });
     // SAFETY: the loop above initialized all n elements.
     unsafe { out.set_len(n) };
     out
@@ -163,22 +157,15 @@ fn bits(n: usize, p: f64, seed: u64) -> BitVec {
 /// An assignment with `constraints` random constraint evaluations (c = a·b, so the H
 /// polynomial is exact) and `aux` witness scalars drawn from `mix`. Not the witness of any
 /// circuit; its shape and scalar mix are what the prover's speed depends on.
-pub fn porep_like_assignment(
-    constraints: usize,
-    inputs: usize,
-    aux: usize,
-    mix: WitnessMix,
-    seed: u64,
-) -> Assignment {
-    let rand_vec =
-        |n: usize, seed: u64, f: &(dyn Fn(&mut ChaCha8Rng) -> Scalar + Sync)| -> Vec<Scalar> {
-            let mut v = vec![Scalar::ZERO; n];
-            v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, c)| {
-                let mut rng = chunk_rng(seed, k);
-                c.iter_mut().for_each(|x| *x = f(&mut rng));
-            });
-            v
-        };
+pub fn porep_like_assignment(constraints: usize, inputs: usize, aux: usize, mix: WitnessMix, seed: u64) -> Assignment {
+    let rand_vec = |n: usize, seed: u64, f: &(dyn Fn(&mut ChaCha8Rng) -> Scalar + Sync)| -> Vec<Scalar> {
+        let mut v = vec![Scalar::ZERO; n];
+        v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, c)| {
+            let mut rng = chunk_rng(seed, k);
+            c.iter_mut().for_each(|x| *x = f(&mut rng));
+        });
+        v
+    };
     let small = |rng: &mut ChaCha8Rng| Scalar::from(rng.gen::<u64>());
     let a = rand_vec(constraints, seed ^ 11, &small);
     let b = rand_vec(constraints, seed ^ 12, &small);
@@ -239,17 +226,7 @@ mod tests {
     fn tile_repeats_the_base_to_length() {
         assert_eq!(tile(vec![1u8, 2, 3], 7), [1, 2, 3, 1, 2, 3, 1]);
         assert_eq!(tile(vec![1u8, 2, 3], 2), [1, 2]);
-        let p = random_params_tiled(
-            Shape {
-                h: 5,
-                inputs: 1,
-                aux: 3,
-                a: 4,
-                b: 2,
-            },
-            1,
-            2,
-        );
+        let p = random_params_tiled(Shape { h: 5, inputs: 1, aux: 3, a: 4, b: 2 }, 1, 2);
         assert_eq!(p.h.len(), 5);
         assert_eq!((p.h[0], p.h[1]), (p.h[2], p.h[3]));
         assert_ne!(p.h[0], p.h[1]);

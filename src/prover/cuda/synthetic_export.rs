@@ -16,18 +16,12 @@ use crate::synth::Assignment;
 /// Points serialized per block (in parallel), then written in order.
 const BLOCK: usize = 1 << 18;
 
-fn write_points<W: Write, T: Sync, const N: usize>(
-    w: &mut W,
-    pts: &[T],
-    enc: impl Fn(&T) -> [u8; N] + Sync,
-) -> io::Result<()> {
+fn write_points<W: Write, T: Sync, const N: usize>(w: &mut W, pts: &[T], enc: impl Fn(&T) -> [u8; N] + Sync) -> io::Result<()> {
     w.write_all(&(pts.len() as u32).to_be_bytes())?;
     let mut buf = vec![0u8; BLOCK.min(pts.len()) * N];
     for block in pts.chunks(BLOCK) {
         let out = &mut buf[..block.len() * N];
-        out.par_chunks_mut(N)
-            .zip(block.par_iter())
-            .for_each(|(d, p)| d.copy_from_slice(&enc(p)));
+        out.par_chunks_mut(N).zip(block.par_iter()).for_each(|(d, p)| d.copy_from_slice(&enc(p)));
         w.write_all(out)?;
     }
     Ok(())
@@ -51,8 +45,7 @@ pub fn write_params(p: &Parameters<Bls12>, path: &Path) -> io::Result<()> {
 fn write_raw<T>(path: &Path, v: &[T]) -> io::Result<()> {
     // SAFETY: only used for Scalar (repr(transparent) over four u64 limbs) and bitmap words:
     // plain data without padding, read back as such by the peer.
-    let bytes =
-        unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
+    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
     File::create(path)?.write_all(bytes)
 }
 
@@ -61,13 +54,8 @@ fn write_raw<T>(path: &Path, v: &[T]) -> io::Result<()> {
 /// popcounts) — what `supraseal-c2-bench raw` reads.
 pub fn write_assignment(asg: &Assignment, dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let scalars: [(&str, &[Scalar]); 5] = [
-        ("a", &asg.a),
-        ("b", &asg.b),
-        ("c", &asg.c),
-        ("input", &asg.input),
-        ("aux", &asg.aux),
-    ];
+    let scalars: [(&str, &[Scalar]); 5] =
+        [("a", &asg.a), ("b", &asg.b), ("c", &asg.c), ("input", &asg.input), ("aux", &asg.aux)];
     for (name, v) in scalars {
         write_raw(&dir.join(name), v)?;
     }
@@ -96,18 +84,7 @@ mod tests {
 
     #[test]
     fn params_file_reads_back_with_bellperson() {
-        let asg = porep_like_assignment(
-            300,
-            3,
-            280,
-            WitnessMix {
-                zero: 0.5,
-                one: 0.4,
-                a_density: 0.9,
-                b_density: 0.3,
-            },
-            1,
-        );
+        let asg = porep_like_assignment(300, 3, 280, WitnessMix { zero: 0.5, one: 0.4, a_density: 0.9, b_density: 0.3 }, 1);
         let p = random_params_tiled(Shape::of(&asg), 2, 100);
         let dir = std::env::temp_dir().join(format!("cuzk-export-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -116,20 +93,13 @@ mod tests {
         let back = Parameters::<Bls12>::read(File::open(&path).unwrap(), true).unwrap();
         assert!(back.vk == p.vk);
         assert!(!bool::from(back.a[0].is_identity()));
-        assert_eq!(
-            (back.h, back.l, back.a, back.b_g1, back.b_g2),
-            (p.h, p.l, p.a, p.b_g1, p.b_g2)
-        );
+        assert_eq!((back.h, back.l, back.a, back.b_g1, back.b_g2), (p.h, p.l, p.a, p.b_g1, p.b_g2));
 
         write_assignment(&asg, &dir.join("w")).unwrap();
         let raw = std::fs::read(dir.join("w/aux")).unwrap();
         assert_eq!(raw.len(), 32 * asg.aux.len());
-        assert_eq!(
-            &raw[32..64],
-            &unsafe { std::mem::transmute::<Scalar, [u8; 32]>(asg.aux[1]) }[..]
-        );
-        let meta: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("w/meta.json")).unwrap()).unwrap();
+        assert_eq!(&raw[32..64], &unsafe { std::mem::transmute::<Scalar, [u8; 32]>(asg.aux[1]) }[..]);
+        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("w/meta.json")).unwrap()).unwrap();
         assert_eq!(meta["constraints"], 300);
         assert_eq!(meta["b_aux_total"], asg.b_aux_density.get_total_density());
         let words = std::fs::read(dir.join("w/a_aux_density")).unwrap();

@@ -39,6 +39,7 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
         .zip(vanilla)
         .collect();
     challenges::run::<Tree, Witness, _>(
+        Witness::begin(hint),
         public_inputs,
         vanilla,
         hint,
