@@ -13,8 +13,9 @@
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
 #           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
 #           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
-#           shaped-P (the engine at proof P's real shape, e.g. 8 = 32 GiB: shaped C1, random SRS,
-#           verification off), synth-shaped-P (one partition of proof P: upstream sequential vs
+#           shaped-P / shaped-P-wW (the engine at proof P's real shape, e.g. 8 = 32 GiB: shaped C1,
+#           random SRS, verification off; W synthesis workers; writes timeline-STAGE.json),
+#           synth-shaped-P (one partition of proof P: upstream sequential vs
 #           cuzk parallel synthesis, needs .gpu-carry/cuzk-bench),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
@@ -107,7 +108,8 @@ for s0 in "${stages[@]}"; do
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
-    shaped-*) run "$s" 560 "$BIN" bench-shaped --proof "${s#shaped-}" --jobs ${SHAPED_JOBS:-2} --synthesis-workers ${SYNTH_WORKERS:-0} --timeline "$OUT/timeline-$s.json" ;;
+    shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
+        run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" ;;
     synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 --modes "${SYNTH_MODES:-both}" ;;
     *) echo "unknown stage $s" ;;
   esac

@@ -80,7 +80,10 @@ pub enum Stage {
     /// Waiting for room in the memory budget.
     MemoryWait,
     Synthesis,
-    /// Synthesized, waiting for the prover.
+    /// The backend's preparation of a synthesized partition (the CUDA backend classifies the
+    /// witness for its sparse MSMs), on the synthesis worker.
+    Prepare,
+    /// Ready, waiting for the prover.
     ProveQueue,
     /// The backend's first stage (on the GPU: everything up to the last kernel launch).
     Prove,
@@ -93,6 +96,7 @@ impl Stage {
         match self {
             Stage::MemoryWait => "memory_wait",
             Stage::Synthesis => "synthesis",
+            Stage::Prepare => "prepare",
             Stage::ProveQueue => "prove_queue",
             Stage::Prove => "prove",
             Stage::Finish => "finish",

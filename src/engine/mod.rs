@@ -11,6 +11,7 @@
 mod circuits;
 mod config;
 mod dealloc;
+mod gate;
 mod job;
 mod memory;
 mod queue;
@@ -131,6 +132,8 @@ pub(crate) struct Shared {
     counters: Counters,
     started: Instant,
     memory: Arc<memory::MemoryBudget>,
+    /// Bounds the recorded-circuit (witness-only) syntheses running at once.
+    witness_gate: gate::Gate,
     /// Bytes partitions may hold before the SRSes are counted (u64::MAX: unlimited).
     memory_base: u64,
     /// Set when a stage thread died: why the engine takes no more work.
@@ -265,6 +268,7 @@ impl Engine {
             counters: Counters::default(),
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
+            witness_gate: gate::Gate::default(),
             memory_base,
             broken: Mutex::new(None),
         });

@@ -145,6 +145,21 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         // evaluates a, b, c on its device, a partition holds only its witness on the host.
         let r1cs = shared.circuits.get(work.inputs.proof);
         let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
+        // A witness-only partition spreads over every core: a few at a time each finish sooner.
+        let pass = match r1cs {
+            None => None,
+            Some(_) => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let challenges = crate::synth::validate::Shape::of(work.inputs.proof).map_or(1, |s| s.challenges);
+                match shared.witness_gate.enter(super::gate::witness_concurrency(cores, challenges), &|| job.is_cancelled()) {
+                    Some(p) => Some(p),
+                    None => {
+                        shared.dealloc.free(work, 0);
+                        continue; // cancelled while waiting
+                    }
+                }
+            }
+        };
         let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
         let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);
@@ -172,12 +187,18 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
             Ok(a) if job.is_cancelled() => discard(shared, a, memory),
             Ok(mut assignment) => {
+                let t = Instant::now();
                 match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
-                    Ok(Some(took)) => job.lock().timings.phases.add("prover_prepare", took),
+                    Ok(Some(took)) => {
+                        let mut g = job.lock();
+                        g.timings.phases.add("prover_prepare", took);
+                        g.timings.span(job.submitted, item.partition, Stage::Prepare, t, Instant::now());
+                    }
                     Ok(None) => {}
                     // Not fatal: the backend proves an unprepared assignment too (more slowly).
                     Err(e) => log::warn!("job {} partition {}: {e}", job.id, item.partition),
                 }
+                drop(pass); // the next partition may synthesize while this one waits for the prover
                 let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 if let Err(back) = tx.send(s) {
                     // Prover gone (shutdown): free and stop.

@@ -1,14 +1,16 @@
 //! `cuzk-timeline IN.json OUT_PREFIX`: draws the per-partition timeline of a benchmark run
 //! (`cuzk-gpu bench-shaped --timeline IN.json`) as one SVG per run, OUT_PREFIX-N.svg: a row per
 //! job and partition, time across, one colour per pipeline stage — memory wait, synthesis,
-//! waiting for the prover, proving, finishing — so the GPU's idle gaps show at a glance.
+//! the backend's preparation, waiting for the prover, proving, finishing — so the GPU's idle
+//! gaps show at a glance.
 
 use plotters::prelude::*;
 use serde_json::Value;
 
-const STAGES: [(&str, RGBColor); 5] = [
+const STAGES: [(&str, RGBColor); 6] = [
     ("memory_wait", RGBColor(200, 200, 200)),
     ("synthesis", RGBColor(66, 133, 244)),
+    ("prepare", RGBColor(155, 89, 182)),
     ("prove_queue", RGBColor(251, 188, 5)),
     ("prove", RGBColor(219, 68, 55)),
     ("finish", RGBColor(15, 157, 88)),
@@ -37,7 +39,9 @@ fn bars(run: &Value) -> Result<(Vec<(usize, usize, f64, f64)>, usize), String> {
 
 fn draw(run: &Value, path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let (bars, rows) = bars(run)?;
-    let end = bars.iter().map(|b| b.3).fold(0.0, f64::max).max(1e-3) * 1.02;
+    // A fifth more than the last span: room for the legend in the upper right, where the first
+    // partitions have long finished.
+    let end = bars.iter().map(|b| b.3).fold(0.0, f64::max).max(1e-3) * 1.2;
     let root = SVGBackend::new(path, (1200, 120 + 22 * rows as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let title = run["name"].as_str().unwrap_or("run");
@@ -62,7 +66,12 @@ fn draw(run: &Value, path: &str) -> Result<(), Box<dyn std::error::Error>> {
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }
@@ -124,8 +133,8 @@ mod tests {
         let paths = draw_all(&sample(), &prefix).unwrap();
         assert_eq!(paths.len(), 1);
         let svg = std::fs::read_to_string(&paths[0]).unwrap();
-        // 18 spans, 5 legend swatches, the background and the legend box (at least).
-        assert!(svg.matches("<rect").count() >= 18 + 5, "{svg}");
+        // 18 spans, 6 legend swatches, the background and the legend box (at least).
+        assert!(svg.matches("<rect").count() >= 18 + 6, "{svg}");
         assert!(svg.contains("sample") && svg.contains("prove_queue"), "title and legend");
         std::fs::remove_dir_all(&dir).unwrap();
     }
