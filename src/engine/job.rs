@@ -77,6 +77,8 @@ pub struct Span {
 /// The pipeline stages a partition passes through, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// Waiting for a witness-synthesis slot (recorded circuits: a few at a time).
+    GateWait,
     /// Waiting for room in the memory budget.
     MemoryWait,
     Synthesis,
@@ -94,6 +96,7 @@ pub enum Stage {
 impl Stage {
     pub fn name(self) -> &'static str {
         match self {
+            Stage::GateWait => "gate_wait",
             Stage::MemoryWait => "memory_wait",
             Stage::Synthesis => "synthesis",
             Stage::Prepare => "prepare",

@@ -139,13 +139,13 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 g.state = JobState::Running;
             }
         });
-        let t = Instant::now();
         let limit = || shared.memory_limit();
         // Through the proof type's recorded circuit when it is ready: with a backend that
         // evaluates a, b, c on its device, a partition holds only its witness on the host.
         let r1cs = shared.circuits.get(work.inputs.proof);
         let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
         // A witness-only partition spreads over every core: a few at a time each finish sooner.
+        let t = Instant::now();
         let pass = match r1cs {
             None => None,
             Some(_) => {
@@ -160,6 +160,13 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 }
             }
         };
+        let gated = t.elapsed();
+        if gated > Duration::from_millis(1) {
+            let mut g = job.lock();
+            g.timings.phases.add("witness_gate_wait", gated);
+            g.timings.span(job.submitted, item.partition, Stage::GateWait, t, t + gated);
+        }
+        let t = Instant::now();
         let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
         let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);

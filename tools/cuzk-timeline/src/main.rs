@@ -1,14 +1,16 @@
 //! `cuzk-timeline IN.json OUT_PREFIX`: draws the per-partition timeline of a benchmark run
 //! (`cuzk-gpu bench-shaped --timeline IN.json`) as one SVG per run, OUT_PREFIX-N.svg: a row per
-//! job and partition, time across, one colour per pipeline stage — memory wait, synthesis,
+//! job and partition, time across, one colour per pipeline stage — waiting for a witness slot
+//! or for memory, synthesis,
 //! the backend's preparation, waiting for the prover, proving, finishing — so the GPU's idle
 //! gaps show at a glance.
 
 use plotters::prelude::*;
 use serde_json::Value;
 
-const STAGES: [(&str, RGBColor); 6] = [
-    ("memory_wait", RGBColor(200, 200, 200)),
+const STAGES: [(&str, RGBColor); 7] = [
+    ("gate_wait", RGBColor(235, 235, 235)),
+    ("memory_wait", RGBColor(190, 190, 190)),
     ("synthesis", RGBColor(66, 133, 244)),
     ("prepare", RGBColor(155, 89, 182)),
     ("prove_queue", RGBColor(251, 188, 5)),
@@ -133,8 +135,8 @@ mod tests {
         let paths = draw_all(&sample(), &prefix).unwrap();
         assert_eq!(paths.len(), 1);
         let svg = std::fs::read_to_string(&paths[0]).unwrap();
-        // 18 spans, 6 legend swatches, the background and the legend box (at least).
-        assert!(svg.matches("<rect").count() >= 18 + 6, "{svg}");
+        // 18 spans, 7 legend swatches, the background and the legend box (at least).
+        assert!(svg.matches("<rect").count() >= 18 + 7, "{svg}");
         assert!(svg.contains("sample") && svg.contains("prove_queue"), "title and legend");
         std::fs::remove_dir_all(&dir).unwrap();
     }
