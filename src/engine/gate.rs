@@ -8,8 +8,9 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-#[derive(Default)]
 pub(crate) struct Gate {
+    /// The cores the syntheses share (read once: `available_parallelism` reads cgroup files).
+    cores: usize,
     in_flight: Mutex<usize>,
     freed: Condvar,
 }
@@ -21,9 +22,14 @@ pub(crate) fn witness_concurrency(cores: usize, challenges: usize) -> usize {
 }
 
 impl Gate {
-    /// Wait until fewer than `cap` holders are in, then enter; `None` if `give_up()` turned true
-    /// while waiting.
-    pub fn enter(&self, cap: usize, give_up: &dyn Fn() -> bool) -> Option<GatePass<'_>> {
+    pub fn new(cores: usize) -> Gate {
+        Gate { cores, in_flight: Mutex::new(0), freed: Condvar::new() }
+    }
+
+    /// Wait for a slot for a partition of `challenges` challenges, then enter; `None` if
+    /// `give_up()` turned true while waiting.
+    pub fn enter(&self, challenges: usize, give_up: &dyn Fn() -> bool) -> Option<GatePass<'_>> {
+        let cap = witness_concurrency(self.cores, challenges);
         let mut n = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
         while *n >= cap {
             if give_up() {
@@ -61,11 +67,11 @@ mod tests {
 
     #[test]
     fn admits_up_to_cap_and_gives_up_when_told() {
-        let g = Gate::default();
-        let a = g.enter(2, &|| false).unwrap();
-        let _b = g.enter(2, &|| false).unwrap();
-        assert!(g.enter(2, &|| true).is_none(), "full: a third waits, then gives up");
+        let g = Gate::new(16); // 18 challenges: 2 at once
+        let a = g.enter(18, &|| false).unwrap();
+        let _b = g.enter(18, &|| false).unwrap();
+        assert!(g.enter(18, &|| true).is_none(), "full: a third waits, then gives up");
         drop(a);
-        assert!(g.enter(2, &|| true).is_some(), "room again after one left");
+        assert!(g.enter(18, &|| true).is_some(), "room again after one left");
     }
 }

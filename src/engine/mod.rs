@@ -268,7 +268,7 @@ impl Engine {
             counters: Counters::default(),
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
-            witness_gate: gate::Gate::default(),
+            witness_gate: gate::Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
             memory_base,
             broken: Mutex::new(None),
         });

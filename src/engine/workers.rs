@@ -149,9 +149,8 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         let pass = match r1cs {
             None => None,
             Some(_) => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let challenges = crate::synth::validate::Shape::of(work.inputs.proof).map_or(1, |s| s.challenges);
-                match shared.witness_gate.enter(super::gate::witness_concurrency(cores, challenges), &|| job.is_cancelled()) {
+                match shared.witness_gate.enter(challenges, &|| job.is_cancelled()) {
                     Some(p) => Some(p),
                     None => {
                         shared.dealloc.free(work, 0);
@@ -160,24 +159,14 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 }
             }
         };
-        let gated = t.elapsed();
-        if gated > Duration::from_millis(1) {
-            let mut g = job.lock();
-            g.timings.phases.add("witness_gate_wait", gated);
-            g.timings.span(job.submitted, item.partition, Stage::GateWait, t, t + gated);
-        }
+        waited(&job, item.partition, Stage::GateWait, "witness_gate_wait", t);
         let t = Instant::now();
         let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
         let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);
             continue; // cancelled while waiting for room
         };
-        let waited = t.elapsed();
-        if waited > Duration::from_millis(1) {
-            let mut g = job.lock();
-            g.timings.phases.add("memory_wait", waited);
-            g.timings.span(job.submitted, item.partition, Stage::MemoryWait, t, t + waited);
-        }
+        waited(&job, item.partition, Stage::MemoryWait, "memory_wait", t);
         let t = Instant::now();
         let res = guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
@@ -215,6 +204,16 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 }
             }
         }
+    }
+}
+
+/// A wait of `partition` that began at `since`, as a timeline span and a phase, when it lasted.
+fn waited(job: &Job, partition: usize, stage: Stage, phase: &'static str, since: Instant) {
+    let took = since.elapsed();
+    if took > Duration::from_millis(1) {
+        let mut g = job.lock();
+        g.timings.phases.add(phase, took);
+        g.timings.span(job.submitted, partition, stage, since, since + took);
     }
 }
 

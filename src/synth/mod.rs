@@ -212,10 +212,7 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
         let res = challenges::synthesize(record::Recorder::new(hint, cancelled), &self.public_inputs, proofs, hint);
-        if cancelled() {
-            return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(self.proof)));
-        }
-        res.status(Status::Internal, &format!("recording the {} circuit", registry::name(self.proof)))?.finish(self.proof)
+        record::conclude(res, self.proof, cancelled)
     }
 
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {

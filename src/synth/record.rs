@@ -100,27 +100,44 @@ impl Densities {
     }
 }
 
-/// Records a circuit: counts variables, keeps every constraint's terms.
+/// Records a circuit: counts variables, keeps every constraint's terms. A fork ([`Forkable`])
+/// is a recorder too, numbering its variables as if right after its parent's (`base_*`), with a
+/// coefficient table of its own.
 pub(crate) struct Recorder<'c> {
     cancelled: Cancelled<'c>,
+    base_input: usize,
+    base_aux: usize,
     inputs: usize,
     aux: usize,
     tape: Tape,
+    /// Densities of this recorder's own variables.
     density: Densities,
+    /// A fork's density marks on its parent's variables (set on the parent when absorbed).
+    parent_used: Vec<(usize, Index)>,
 }
 
 impl<'c> Recorder<'c> {
+    fn empty(cancelled: Cancelled<'c>, base_input: usize, base_aux: usize, constraints: usize) -> Self {
+        Recorder {
+            cancelled,
+            base_input,
+            base_aux,
+            inputs: 0,
+            aux: 0,
+            tape: Tape::new(constraints),
+            density: Densities::default(),
+            parent_used: Vec::new(),
+        }
+    }
+
     /// Ready for a circuit: bellperson's ONE input allocated.
     pub(crate) fn new(hint: SizeHint, cancelled: Cancelled<'c>) -> Self {
-        let mut r = Recorder { cancelled, inputs: 0, aux: 0, tape: Tape::new(hint.constraints), density: Densities::default() };
+        let mut r = Recorder::empty(cancelled, 0, 0, hint.constraints);
         r.alloc_input(|| "one", || Ok(Scalar::ONE)).expect("recording allocates without values");
         r
     }
 
-    pub(crate) fn finish(mut self, proof: RegisteredSealProof) -> Result<R1cs> {
-        if (self.cancelled)() {
-            return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(proof)));
-        }
+    fn finish(mut self, proof: RegisteredSealProof) -> Result<R1cs> {
         // bellperson's per-input constraints: input i in A, nothing in B and C.
         for i in 0..self.inputs {
             let lc = LinearCombination::zero() + Variable::new_unchecked(Index::Input(i));
@@ -150,8 +167,8 @@ impl<'c> Recorder<'c> {
 
     /// Append a finished fork: its variables renumbered after ours, its coefficients moved into
     /// our table, its densities appended and the ones it set on our variables set here.
-    fn absorb_part(&mut self, part: RecorderPart) {
-        let (shift_aux, shift_input) = (self.aux - part.base_aux, self.inputs - part.base_input);
+    fn absorb_part(&mut self, part: Recorder<'_>) {
+        let (shift_aux, shift_input) = ((self.aux - part.base_aux) as u64, (self.inputs - part.base_input) as u64);
         let (base_aux, base_input) = (part.base_aux as u64, part.base_input as u64);
         let remap: Vec<u64> = part.tape.coeffs.iter().map(|c| self.tape.coefficient(*c) as u64).collect();
         for (q, m) in part.tape.rows.into_iter().enumerate() {
@@ -162,9 +179,9 @@ impl<'c> Recorder<'c> {
                 let (c, var) = (remap[(t >> 32) as usize], t as u32 as u64);
                 let var = if var & INPUT as u64 != 0 {
                     let i = var & !(INPUT as u64);
-                    INPUT as u64 | if i >= base_input { i + shift_input as u64 } else { i }
+                    INPUT as u64 | if i >= base_input { i + shift_input } else { i }
                 } else if var >= base_aux {
-                    var + shift_aux as u64
+                    var + shift_aux
                 } else {
                     var
                 };
@@ -177,9 +194,9 @@ impl<'c> Recorder<'c> {
             d.bv.extend_from_bitslice(&local.bv);
             d.total_density += local.total_density;
         };
-        append(&mut self.density.a_aux, part.local.a_aux);
-        append(&mut self.density.b_input, part.local.b_input);
-        append(&mut self.density.b_aux, part.local.b_aux);
+        append(&mut self.density.a_aux, part.density.a_aux);
+        append(&mut self.density.b_input, part.density.b_input);
+        append(&mut self.density.b_aux, part.density.b_aux);
         for (q, v) in part.parent_used {
             self.density.mark(q, v);
         }
@@ -203,92 +220,6 @@ impl ConstraintSystem<Scalar> for Recorder<'_> {
         self.aux += 1;
         self.density.a_aux.add_element();
         self.density.b_aux.add_element();
-        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs += 1;
-        self.density.b_input.add_element();
-        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        let d = &mut self.density;
-        self.tape.row(0, &a(LinearCombination::zero()), |q, v| d.mark(q, v));
-        self.tape.row(1, &b(LinearCombination::zero()), |q, v| d.mark(q, v));
-        self.tape.row(2, &c(LinearCombination::zero()), |q, v| d.mark(q, v));
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}
-
-/// A [`Recorder`] continued on another thread: variables numbered as if right after the
-/// parent's, terms kept locally with a coefficient table of its own.
-pub(crate) struct RecorderFork<'c> {
-    cancelled: Cancelled<'c>,
-    base_input: usize,
-    base_aux: usize,
-    inputs: usize,
-    aux: usize,
-    tape: Tape,
-    local: Densities,
-    /// Density marks on the parent's variables (set on the parent when absorbed).
-    parent_used: Vec<(usize, Index)>,
-}
-
-/// A finished [`RecorderFork`].
-pub(crate) struct RecorderPart {
-    base_input: usize,
-    base_aux: usize,
-    inputs: usize,
-    aux: usize,
-    tape: Tape,
-    local: Densities,
-    parent_used: Vec<(usize, Index)>,
-}
-
-impl ConstraintSystem<Scalar> for RecorderFork<'_> {
-    type Root = Self;
-
-    fn new() -> Self {
-        unreachable!("a RecorderFork is made from its parent with Forkable::forks")
-    }
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        if self.aux % (1 << 16) == 0 && (self.cancelled)() {
-            return Err(SynthesisError::AssignmentMissing);
-        }
-        self.aux += 1;
-        self.local.a_aux.add_element();
-        self.local.b_aux.add_element();
         Ok(Variable::new_unchecked(Index::Aux(self.base_aux + self.aux - 1)))
     }
 
@@ -299,7 +230,7 @@ impl ConstraintSystem<Scalar> for RecorderFork<'_> {
         AR: Into<String>,
     {
         self.inputs += 1;
-        self.local.b_input.add_element();
+        self.density.b_input.add_element();
         Ok(Variable::new_unchecked(Index::Input(self.base_input + self.inputs - 1)))
     }
 
@@ -312,10 +243,10 @@ impl ConstraintSystem<Scalar> for RecorderFork<'_> {
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
         let (base_input, base_aux) = (self.base_input, self.base_aux);
-        let (local, parent) = (&mut self.local, &mut self.parent_used);
+        let (own, parent) = (&mut self.density, &mut self.parent_used);
         let mut used = |q: usize, v: Index| match v {
-            Index::Aux(i) if i >= base_aux => local.mark(q, Index::Aux(i - base_aux)),
-            Index::Input(i) if i >= base_input => local.mark(q, Index::Input(i - base_input)),
+            Index::Aux(i) if i >= base_aux => own.mark(q, Index::Aux(i - base_aux)),
+            Index::Input(i) if i >= base_input => own.mark(q, Index::Input(i - base_input)),
             v => parent.push((q, v)),
         };
         self.tape.row(0, &a(LinearCombination::zero()), &mut used);
@@ -339,55 +270,41 @@ impl ConstraintSystem<Scalar> for RecorderFork<'_> {
 
 impl<'c> Forkable for Recorder<'c> {
     type Fork<'p>
-        = RecorderFork<'c>
+        = Recorder<'c>
     where
         Self: 'p;
-    type Finished = RecorderPart;
+    type Finished = Recorder<'c>;
 
     fn end(self) -> Self {
-        self // bellperson's per-input constraints are added by `finish`
+        self // bellperson's per-input constraints are added when the recording is concluded
     }
     fn sizes(&self) -> (usize, usize, usize) {
         (self.tape.constraints(), self.inputs, self.aux)
     }
-    fn forks(&mut self, n: usize, hint: SizeHint) -> Vec<RecorderFork<'c>> {
-        (0..n)
-            .map(|_| RecorderFork {
-                cancelled: self.cancelled,
-                base_input: self.inputs,
-                base_aux: self.aux,
-                inputs: 0,
-                aux: 0,
-                tape: Tape::new(hint.constraints),
-                local: Densities::default(),
-                parent_used: Vec::new(),
-            })
-            .collect()
+    fn forks(&mut self, n: usize, hint: SizeHint) -> Vec<Recorder<'c>> {
+        (0..n).map(|_| Recorder::empty(self.cancelled, self.inputs, self.aux, hint.constraints)).collect()
     }
-    fn finish(f: RecorderFork<'c>) -> RecorderPart {
-        RecorderPart {
-            base_input: f.base_input,
-            base_aux: f.base_aux,
-            inputs: f.inputs,
-            aux: f.aux,
-            tape: f.tape,
-            local: f.local,
-            parent_used: f.parent_used,
-        }
+    fn finish(f: Recorder<'c>) -> Recorder<'c> {
+        f
     }
-    fn absorb(&mut self, part: RecorderPart) {
+    fn absorb(&mut self, part: Recorder<'c>) {
         self.absorb_part(part)
     }
+}
+
+/// The recording `res` synthesized (its synthesis result), as a circuit: `Cancelled` when
+/// `cancelled()` says so, else the synthesis error, else the R1CS.
+pub(crate) fn conclude(res: Result<Recorder<'_>, SynthesisError>, proof: RegisteredSealProof, cancelled: Cancelled<'_>) -> Result<R1cs> {
+    if cancelled() {
+        return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(proof)));
+    }
+    res.status(Status::Internal, &format!("recording the {} circuit", registry::name(proof)))?.finish(proof)
 }
 
 /// `proof`'s blank circuit recorded on one thread.
 pub(super) fn blank<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof, hint: SizeHint, cancelled: Cancelled<'_>) -> Result<R1cs> {
     let circuit = super::shape::blank_circuit::<Tree>(proof)?;
     let mut cs = Recorder::new(hint, cancelled);
-    let res = bellperson::Circuit::synthesize(circuit, &mut cs);
-    if cancelled() {
-        return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(proof)));
-    }
-    res.status(Status::Internal, "recording the blank circuit")?;
-    cs.finish(proof)
+    let res = bellperson::Circuit::synthesize(circuit, &mut cs).map(|()| cs);
+    conclude(res, proof, cancelled)
 }

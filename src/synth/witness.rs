@@ -357,17 +357,6 @@ impl ConstraintSystem<Scalar> for WitnessFork<'_> {
     }
 }
 
-impl super::native::Sink for Witness {
-    #[inline]
-    fn bit(&mut self, v: bool) {
-        self.aux.push(if v { Scalar::ONE } else { Scalar::ZERO });
-    }
-    #[inline]
-    fn constraints(&mut self, n: usize) {
-        self.constraints += n;
-    }
-}
-
 impl super::native::Sink for WitnessFork<'_> {
     #[inline]
     fn bit(&mut self, v: bool) {

@@ -207,12 +207,20 @@ fn create_label<C: ConstraintSystem<Scalar> + Sink>(
         msg.extend_from_slice(parent);
         msg.resize(msg.len().next_multiple_of(256), Bit::Const(false));
     }
-    let digest = sha256(cs, &msg);
-    let le: Vec<Bit> = digest
-        .chunks(8)
-        .flat_map(|c| c.iter().rev())
-        .copied()
-        .collect();
+    pack_digest(cs, &msg)
+}
+
+/// Bits with the order reversed inside each byte (upstream's `reverse_bit_numbering`; the
+/// length is a whole number of bytes here).
+fn bytes_reversed(bits: &[Bit]) -> impl Iterator<Item = Bit> + '_ {
+    bits.chunks(8).flat_map(|c| c.iter().rev()).copied()
+}
+
+/// SHA-256 of `msg`, its first 254 bits (bit order reversed in each byte) packed into a number:
+/// how labels and comm_d's tree nodes come out of the hash.
+fn pack_digest<C: ConstraintSystem<Scalar> + Sink>(cs: &mut C, msg: &[Bit]) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let digest = sha256(cs, msg);
+    let le: Vec<Bit> = bytes_reversed(&digest).collect();
     pack_bits(cs, &le)
 }
 
@@ -259,13 +267,7 @@ fn sha256_leaves<C: ConstraintSystem<Scalar> + Sink>(
     for leaf in leaves {
         let mut b = bits(&leaf.to_bits_le(cs.namespace(|| "num_into_bits"))?)?;
         b.resize(b.len().next_multiple_of(8), Bit::Const(false));
-        msg.extend(b.chunks_exact(8).flat_map(|c| c.iter().rev()).copied());
+        msg.extend(bytes_reversed(&b));
     }
-    let digest = sha256(cs, &msg);
-    let le: Vec<Bit> = digest
-        .chunks(8)
-        .flat_map(|c| c.iter().rev())
-        .copied()
-        .collect();
-    pack_bits(cs, &le)
+    pack_digest(cs, &msg)
 }
