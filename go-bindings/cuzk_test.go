@@ -37,7 +37,7 @@ func TestVersionAndABI(t *testing.T) {
 }
 
 func TestErrorMatching(t *testing.T) {
-	var err error = &cuzk.Error{Code: cuzk.StatusSRSNotLoaded, Message: "no SRS loaded for X"}
+	var err error = &cuzk.Error{Code: cuzk.CodeSRSNotLoaded, Message: "no SRS loaded for X"}
 	wrapped := fmt.Errorf("context: %w", err)
 	if !errors.Is(wrapped, cuzk.ErrSRSNotLoaded) {
 		t.Error("wrapped SRS-not-loaded error does not match ErrSRSNotLoaded")
@@ -51,7 +51,7 @@ func TestErrorMatching(t *testing.T) {
 	if !errors.As(wrapped, &ce) || ce.Message != "no SRS loaded for X" {
 		t.Errorf("errors.As: %+v", ce)
 	}
-	if got := cuzk.StatusSRSNotLoaded.String(); got != "SRS not loaded" {
+	if got := cuzk.CodeSRSNotLoaded.String(); got != "SRS not loaded" {
 		t.Errorf("status name %q", got)
 	}
 	if got := err.Error(); got != "cuzk: SRS not loaded: no SRS loaded for X" {
@@ -206,16 +206,16 @@ func TestBadInput(t *testing.T) {
 
 	// VerifySeal: malformed proofs are errors; well-formed wrong ones are false.
 	st := fx.Sector.statement(t, make([]byte, 100))
-	_, err = e.VerifySeal(st)
+	_, err = e.VerifySealStatement(st)
 	if err == nil {
 		t.Error("VerifySeal of a 100-byte proof: no error")
 	}
 	st.Proof = nil
-	_, err = e.VerifySeal(st)
+	_, err = e.VerifySealStatement(st)
 	expect("VerifySeal without proof", err, cuzk.ErrInvalidArgument)
 	st = fx.Sector.statement(t, make([]byte, 192))
 	st.SealProof = 99
-	_, err = e.VerifySeal(st)
+	_, err = e.VerifySealStatement(st)
 	expect("VerifySeal of proof 99", err, cuzk.ErrInvalidArgument)
 
 	// A closed engine.
@@ -390,7 +390,7 @@ func TestProveConcurrentlyWithGC(t *testing.T) {
 	defer v.Close()
 	for i, s := range sectors {
 		for j, p := range proofs {
-			ok, err := v.VerifySeal(s.statement(t, p.Bytes))
+			ok, err := v.VerifySealStatement(s.statement(t, p.Bytes))
 			if err != nil {
 				t.Errorf("verify proof %d for sector %d: %v", j, i, err)
 			} else if ok != (i == j) {
@@ -405,8 +405,8 @@ func TestProveConcurrentlyWithGC(t *testing.T) {
 	wrongMiner.ProverID, wrongMiner.Miner = [32]byte{}, 1234
 	wrongSeed := fx.Sector.statement(t, proofs[0].Bytes)
 	wrongSeed.Seed[0] ^= 1
-	for name, st := range map[string]cuzk.SealVerifyInfo{"sector": wrongSector, "miner": wrongMiner, "seed": wrongSeed} {
-		if ok, err := v.VerifySeal(st); err != nil || ok {
+	for name, st := range map[string]cuzk.SealStatement{"sector": wrongSector, "miner": wrongMiner, "seed": wrongSeed} {
+		if ok, err := v.VerifySealStatement(st); err != nil || ok {
 			t.Errorf("VerifySeal with a wrong %s: %v %v, want false, nil", name, ok, err)
 		}
 	}

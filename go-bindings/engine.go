@@ -10,6 +10,10 @@
 //	job, err := eng.SubmitC2(ctx, cuzk.C2Request{C1: c1, Sector: 7, Miner: 1000})
 //	proof, err := job.Wait(ctx)
 //
+// or, as a one-line replacement for filecoin-ffi's call (loads the SRS on first use):
+//
+//	proof, err := eng.SealCommitPhase2(ctx, c1, sectorNum, minerID)
+//
 // Every method is safe for concurrent use. Close the Engine when done: Close cancels jobs
 // in flight (or finishes them, with Config.DrainOnClose) and frees native memory.
 package cuzk
@@ -81,7 +85,7 @@ type configJSON struct {
 
 func (c Config) marshal() ([]byte, error) {
 	if c.SynthesisWorkers < 0 || c.ProveQueueDepth < 0 || c.JobTTL < 0 {
-		return nil, errf(StatusInvalidArgument, "config: negative SynthesisWorkers, ProveQueueDepth or JobTTL")
+		return nil, errf(CodeInvalidArgument, "config: negative SynthesisWorkers, ProveQueueDepth or JobTTL")
 	}
 	j := configJSON{
 		Backend:          c.Backend,
@@ -132,11 +136,11 @@ var liveEngines atomic.Int64
 // checkABI compares the library's ABI version with the header's and these bindings'.
 func checkABI(lib, header uint32) error {
 	if header != bindingsABIVersion {
-		return errf(StatusUnsupported,
+		return errf(CodeUnsupported,
 			"cuzk.h declares ABI version %d but these Go bindings are written for version %d", header, bindingsABIVersion)
 	}
 	if lib != header {
-		return errf(StatusUnsupported,
+		return errf(CodeUnsupported,
 			"libcuzk has ABI version %d but was compiled against cuzk.h ABI version %d: rebuild the Go program against the installed header",
 			lib, header)
 	}
@@ -199,11 +203,11 @@ func (e *Engine) with(fn func(p *C.cuzk_engine) error) error {
 	// Close is the only writer. While it waits for calls in flight (at most one wait step)
 	// and frees the engine (joining its threads), new calls fail at once instead of blocking.
 	if !e.mu.TryRLock() {
-		return errf(StatusShuttingDown, "engine is closing")
+		return errf(CodeShuttingDown, "engine is closing")
 	}
 	defer e.mu.RUnlock()
 	if e.ptr == nil {
-		return errf(StatusShuttingDown, "engine is closed")
+		return errf(CodeShuttingDown, "engine is closed")
 	}
 	err := fn(e.ptr)
 	runtime.KeepAlive(e)
@@ -298,8 +302,9 @@ func (e *Engine) SRSStatus(proof abi.RegisteredSealProof) (loaded bool, resident
 	return bool(l), uint64(n), err
 }
 
-// SealVerifyInfo is what VerifySeal checks: the public inputs of a PoRep and its proof.
-type SealVerifyInfo struct {
+// SealStatement is what VerifySealStatement checks: the public inputs of a PoRep as raw
+// bytes, and its proof. (VerifySeal takes go-state-types' proof.SealVerifyInfo instead.)
+type SealStatement struct {
 	SealProof abi.RegisteredSealProof
 	Sector    abi.SectorNumber
 	// The prover: ProverID when not all zero, else derived from Miner (see ProverIDFromActor).
@@ -312,12 +317,12 @@ type SealVerifyInfo struct {
 	Proof    []byte
 }
 
-// VerifySeal checks a seal proof like filecoin-ffi's VerifySeal, using the resident SRS of
-// the proof type or else the .vk file in Config.ParamsDir. It returns false for a
+// VerifySealStatement checks a seal proof like filecoin-ffi's VerifySeal, using the resident
+// SRS of the proof type or else the .vk file in Config.ParamsDir. It returns false for a
 // well-formed proof that does not verify, and an error for malformed input.
-func (e *Engine) VerifySeal(info SealVerifyInfo) (bool, error) {
+func (e *Engine) VerifySealStatement(info SealStatement) (bool, error) {
 	if len(info.Proof) == 0 {
-		return false, errf(StatusInvalidArgument, "empty proof")
+		return false, errf(CodeInvalidArgument, "empty proof")
 	}
 	prover, err := proverID(info.Miner, info.ProverID)
 	if err != nil {

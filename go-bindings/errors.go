@@ -7,30 +7,30 @@ import "C"
 
 import "fmt"
 
-// Status is a cuzk_status code. The numbers are part of the C ABI.
-type Status int32
+// Code is a cuzk_status code. The numbers are part of the C ABI.
+type Code int32
 
 // The status codes of include/cuzk.h.
 const (
-	StatusOK              Status = C.CUZK_STATUS_OK
-	StatusInvalidArgument Status = C.CUZK_STATUS_INVALID_ARGUMENT
-	StatusInvalidInput    Status = C.CUZK_STATUS_INVALID_INPUT
-	StatusSRSNotLoaded    Status = C.CUZK_STATUS_SRS_NOT_LOADED
-	StatusSRSLoad         Status = C.CUZK_STATUS_SRS_LOAD
-	StatusUnknownJob      Status = C.CUZK_STATUS_UNKNOWN_JOB
-	StatusCancelled       Status = C.CUZK_STATUS_CANCELLED
-	StatusTimeout         Status = C.CUZK_STATUS_TIMEOUT
-	StatusSynthesis       Status = C.CUZK_STATUS_SYNTHESIS
-	StatusProver          Status = C.CUZK_STATUS_PROVER
-	StatusVerification    Status = C.CUZK_STATUS_VERIFICATION
-	StatusShuttingDown    Status = C.CUZK_STATUS_SHUTTING_DOWN
-	StatusUnsupported     Status = C.CUZK_STATUS_UNSUPPORTED
-	StatusPanic           Status = C.CUZK_STATUS_PANIC
-	StatusInternal        Status = C.CUZK_STATUS_INTERNAL
+	CodeOK              Code = C.CUZK_STATUS_OK
+	CodeInvalidArgument Code = C.CUZK_STATUS_INVALID_ARGUMENT
+	CodeInvalidInput    Code = C.CUZK_STATUS_INVALID_INPUT
+	CodeSRSNotLoaded    Code = C.CUZK_STATUS_SRS_NOT_LOADED
+	CodeSRSLoad         Code = C.CUZK_STATUS_SRS_LOAD
+	CodeUnknownJob      Code = C.CUZK_STATUS_UNKNOWN_JOB
+	CodeCancelled       Code = C.CUZK_STATUS_CANCELLED
+	CodeTimeout         Code = C.CUZK_STATUS_TIMEOUT
+	CodeSynthesis       Code = C.CUZK_STATUS_SYNTHESIS
+	CodeProver          Code = C.CUZK_STATUS_PROVER
+	CodeVerification    Code = C.CUZK_STATUS_VERIFICATION
+	CodeShuttingDown    Code = C.CUZK_STATUS_SHUTTING_DOWN
+	CodeUnsupported     Code = C.CUZK_STATUS_UNSUPPORTED
+	CodePanic           Code = C.CUZK_STATUS_PANIC
+	CodeInternal        Code = C.CUZK_STATUS_INTERNAL
 )
 
 // String is the library's name for the code ("SRS not loaded").
-func (s Status) String() string {
+func (s Code) String() string {
 	// cuzk_status_name returns a static string; nothing to free.
 	return C.GoString(C.cuzk_status_name(C.int32_t(s)))
 }
@@ -41,7 +41,7 @@ func (s Status) String() string {
 //
 //	if errors.Is(err, cuzk.ErrSRSNotLoaded) { ... }
 type Error struct {
-	Code    Status
+	Code    Code
 	Message string
 }
 
@@ -61,22 +61,22 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels, one per cuzk_status (except OK), for errors.Is.
 var (
-	ErrInvalidArgument = &Error{Code: StatusInvalidArgument}
-	ErrInvalidInput    = &Error{Code: StatusInvalidInput}
-	ErrSRSNotLoaded    = &Error{Code: StatusSRSNotLoaded}
-	ErrSRSLoad         = &Error{Code: StatusSRSLoad}
-	ErrUnknownJob      = &Error{Code: StatusUnknownJob}
-	ErrCancelled       = &Error{Code: StatusCancelled}
-	ErrTimeout         = &Error{Code: StatusTimeout}
-	ErrSynthesis       = &Error{Code: StatusSynthesis}
-	ErrProver          = &Error{Code: StatusProver}
-	ErrVerification    = &Error{Code: StatusVerification}
+	ErrInvalidArgument = &Error{Code: CodeInvalidArgument}
+	ErrInvalidInput    = &Error{Code: CodeInvalidInput}
+	ErrSRSNotLoaded    = &Error{Code: CodeSRSNotLoaded}
+	ErrSRSLoad         = &Error{Code: CodeSRSLoad}
+	ErrUnknownJob      = &Error{Code: CodeUnknownJob}
+	ErrCancelled       = &Error{Code: CodeCancelled}
+	ErrTimeout         = &Error{Code: CodeTimeout}
+	ErrSynthesis       = &Error{Code: CodeSynthesis}
+	ErrProver          = &Error{Code: CodeProver}
+	ErrVerification    = &Error{Code: CodeVerification}
 	// ErrShuttingDown also matches calls on a closed Engine.
-	ErrShuttingDown = &Error{Code: StatusShuttingDown}
+	ErrShuttingDown = &Error{Code: CodeShuttingDown}
 	// ErrUnsupported also matches an ABI version mismatch found by New.
-	ErrUnsupported = &Error{Code: StatusUnsupported}
-	ErrPanic       = &Error{Code: StatusPanic}
-	ErrInternal    = &Error{Code: StatusInternal}
+	ErrUnsupported = &Error{Code: CodeUnsupported}
+	ErrPanic       = &Error{Code: CodePanic}
+	ErrInternal    = &Error{Code: CodeInternal}
 )
 
 // takeError converts a failed call's status and native error into a Go error and frees the
@@ -84,19 +84,19 @@ var (
 // non-OK status.
 func takeError(st C.cuzk_status, cerr *C.cuzk_error) error {
 	if cerr == nil {
-		return &Error{Code: Status(st)}
+		return &Error{Code: Code(st)}
 	}
 	defer C.cuzk_error_free(cerr)
 	// The message is borrowed from cerr: copy it before the deferred free.
-	e := &Error{Code: Status(C.cuzk_error_code(cerr)), Message: C.GoString(C.cuzk_error_message(cerr))}
-	if e.Code != Status(st) {
+	e := &Error{Code: Code(C.cuzk_error_code(cerr)), Message: C.GoString(C.cuzk_error_message(cerr))}
+	if e.Code != Code(st) {
 		// Cannot happen per the ABI; keep the returned status authoritative.
 		e.Message = fmt.Sprintf("%s (error object said %v)", e.Message, e.Code)
-		e.Code = Status(st)
+		e.Code = Code(st)
 	}
 	return e
 }
 
-func errf(code Status, format string, args ...any) error {
+func errf(code Code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -56,8 +56,8 @@ func (s sector) c1(t testing.TB) []byte {
 }
 
 // statement is what VerifySeal checks for a proof of s.
-func (s sector) statement(t testing.TB, proof []byte) cuzk.SealVerifyInfo {
-	return cuzk.SealVerifyInfo{
+func (s sector) statement(t testing.TB, proof []byte) cuzk.SealStatement {
+	return cuzk.SealStatement{
 		SealProof: s.proof(t),
 		Sector:    abi.SectorNumber(s.SectorID),
 		ProverID:  s.ProverID,

@@ -4,6 +4,7 @@ go 1.22
 
 require (
 	github.com/filecoin-project/go-address v1.1.0
+	github.com/filecoin-project/go-fil-commcid v0.1.0
 	github.com/filecoin-project/go-state-types v0.14.0
 )
 

@@ -61,7 +61,7 @@ func ProverIDFromActor(id abi.ActorID) ([32]byte, error) {
 	var out [32]byte
 	a, err := address.NewIDAddress(uint64(id))
 	if err != nil {
-		return out, errf(StatusInvalidArgument, "actor id %d: %v", uint64(id), err)
+		return out, errf(CodeInvalidArgument, "actor id %d: %v", uint64(id), err)
 	}
 	copy(out[:], a.Payload())
 	return out, nil
@@ -76,7 +76,7 @@ func proverID(miner abi.ActorID, explicit [32]byte) ([32]byte, error) {
 				return explicit, err
 			}
 			if derived != explicit {
-				return explicit, errf(StatusInvalidArgument,
+				return explicit, errf(CodeInvalidArgument,
 					"ProverID %x does not belong to miner f0%d (expected %x); set only one of them", explicit, uint64(miner), derived)
 			}
 		}
@@ -120,7 +120,7 @@ func (e *Engine) SubmitC2(ctx context.Context, req C2Request) (*Job, error) {
 		return nil, err
 	}
 	if len(req.C1) == 0 {
-		return nil, errf(StatusInvalidArgument, "C2Request.C1 is empty")
+		return nil, errf(CodeInvalidArgument, "C2Request.C1 is empty")
 	}
 	prover, err := proverID(req.Miner, req.ProverID)
 	if err != nil {
@@ -128,7 +128,7 @@ func (e *Engine) SubmitC2(ctx context.Context, req C2Request) (*Job, error) {
 	}
 	if strings.IndexByte(req.RequestID, 0) >= 0 {
 		// C.CString would cut the key at the NUL and make two keys one.
-		return nil, errf(StatusInvalidArgument, "C2Request.RequestID contains a NUL byte")
+		return nil, errf(CodeInvalidArgument, "C2Request.RequestID contains a NUL byte")
 	}
 	var crid *C.char
 	if req.RequestID != "" {
@@ -219,7 +219,7 @@ func (j *Job) Wait(ctx context.Context) (*Proof, error) {
 			return nil, err
 		}
 		if proof == nil {
-			return nil, errf(StatusInternal, "job %d: wait returned without a proof", j.id)
+			return nil, errf(CodeInternal, "job %d: wait returned without a proof", j.id)
 		}
 		return proof, nil
 	}
@@ -238,7 +238,7 @@ func (j *Job) abandon(ctx context.Context) (*Proof, error) {
 		}
 	}
 	return nil, fmt.Errorf("cuzk: job %d: %w: %w", j.id, ctx.Err(),
-		&Error{Code: StatusCancelled, Message: "cancelled because its context ended"})
+		&Error{Code: CodeCancelled, Message: "cancelled because its context ended"})
 }
 
 // Cancel cancels the job: queued work is dropped at once, running work at its next stage
@@ -297,7 +297,7 @@ type timingsJSON struct {
 func parseTimings(js []byte) (Timings, error) {
 	var t timingsJSON
 	if err := json.Unmarshal(js, &t); err != nil {
-		return Timings{}, errf(StatusInternal, "parsing timings JSON %q: %v", js, err)
+		return Timings{}, errf(CodeInternal, "parsing timings JSON %q: %v", js, err)
 	}
 	out := Timings{
 		Queue: seconds(t.Queue), SRS: seconds(t.SRS), Synthesis: seconds(t.Synthesis),

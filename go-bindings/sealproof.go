@@ -37,7 +37,7 @@ func SealProofName(p abi.RegisteredSealProof) string {
 // "registered_proof"), e.g. to pick the SRS to load before SubmitC2.
 func SealProofOfC1(c1 []byte) (abi.RegisteredSealProof, error) {
 	if len(c1) == 0 {
-		return -1, errf(StatusInvalidInput, "C1 output is empty")
+		return -1, errf(CodeInvalidInput, "C1 output is empty")
 	}
 	var n C.int64_t
 	var cerr *C.cuzk_error

@@ -155,7 +155,7 @@ func verify(args []string) error {
 	if err != nil {
 		return err
 	}
-	info := cuzk.SealVerifyInfo{SealProof: sealProof, Sector: sector}
+	info := cuzk.SealStatement{SealProof: sealProof, Sector: sector}
 	for i, dst := range []*[32]byte{&info.ProverID, &info.CommR, &info.CommD, &info.Ticket, &info.Seed} {
 		if *dst, err = hex32([]string{"prover_id", "comm_r", "comm_d", "ticket", "seed"}[i], args[3+i]); err != nil {
 			return err
@@ -169,7 +169,7 @@ func verify(args []string) error {
 		return err
 	}
 	defer eng.Close()
-	ok, err := eng.VerifySeal(info)
+	ok, err := eng.VerifySealStatement(info)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,137 @@
+package cuzk_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	commcid "github.com/filecoin-project/go-fil-commcid"
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
+
+	cuzk "github.com/cuzk/cuzk/go-bindings"
+)
+
+// miner recovers the actor id the fixture's prover id was derived from (its LEB128 payload).
+func (s sector) miner(t testing.TB) abi.ActorID {
+	t.Helper()
+	id, n := binary.Uvarint(s.ProverID[:])
+	if n <= 0 {
+		t.Fatalf("prover id %x is not an ID address payload", s.ProverID)
+	}
+	if derived, err := cuzk.ProverIDFromActor(abi.ActorID(id)); err != nil || derived != s.ProverID {
+		t.Fatalf("prover id %x is not actor %d's (%x, %v)", s.ProverID, id, derived, err)
+	}
+	return abi.ActorID(id)
+}
+
+// sealVerifyInfo is the go-state-types statement of a proof of s, as a Lotus node holds it.
+func (s sector) sealVerifyInfo(t testing.TB, p []byte) proof.SealVerifyInfo {
+	t.Helper()
+	sealed, err := commcid.ReplicaCommitmentV1ToCID(s.CommR[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealed, err := commcid.DataCommitmentV1ToCID(s.CommD[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proof.SealVerifyInfo{
+		SealProof:             s.proof(t),
+		SectorID:              abi.SectorID{Miner: s.miner(t), Number: abi.SectorNumber(s.SectorID)},
+		Randomness:            abi.SealRandomness(bytes.Clone(s.Ticket[:])),
+		InteractiveRandomness: abi.InteractiveSealRandomness(bytes.Clone(s.Seed[:])),
+		Proof:                 p,
+		SealedCID:             sealed,
+		UnsealedCID:           unsealed,
+	}
+}
+
+// TestSealCommitPhase2DropIn uses the engine the way a node swapping filecoin-ffi's calls
+// would: no LoadSRS, two concurrent SealCommitPhase2 calls as the first uses (the SRS is
+// loaded once, on demand), then VerifySeal with go-state-types' SealVerifyInfo.
+func TestSealCommitPhase2DropIn(t *testing.T) {
+	fx := getFixture(t)
+	s := fx.Sector
+	eng, err := cuzk.New(cuzk.Config{ParamsDir: fx.ParamsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if loaded, _, err := eng.SRSStatus(s.proof(t)); err != nil || loaded {
+		t.Fatalf("fresh engine: SRS loaded %v (%v)", loaded, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	c1 := s.c1(t)
+	var wg sync.WaitGroup
+	proofs := make([][]byte, 2)
+	errs := make([]error, 2)
+	for i := range proofs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proofs[i], errs[i] = eng.SealCommitPhase2(ctx, c1, abi.SectorNumber(s.SectorID), s.miner(t))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("SealCommitPhase2 call %d: %v", i, err)
+		}
+	}
+	if loaded, n, err := eng.SRSStatus(s.proof(t)); err != nil || !loaded || n == 0 {
+		t.Errorf("after first use: SRS loaded %v, %d bytes (%v)", loaded, n, err)
+	}
+	for i, p := range proofs {
+		if len(p) != 192 {
+			t.Errorf("proof %d: %d bytes, want 192 (one 2 KiB partition)", i, len(p))
+		}
+		ok, err := eng.VerifySeal(s.sealVerifyInfo(t, p))
+		if err != nil || !ok {
+			t.Errorf("VerifySeal(proof %d): %v %v, want true", i, ok, err)
+		}
+	}
+
+	// A wrong statement is a clean false; malformed ones are errors naming the field.
+	wrongSeed := s.sealVerifyInfo(t, proofs[0])
+	wrongSeed.InteractiveRandomness[0] ^= 1
+	wrongMiner := s.sealVerifyInfo(t, proofs[0])
+	wrongMiner.SectorID.Miner++
+	for name, info := range map[string]proof.SealVerifyInfo{"seed": wrongSeed, "miner": wrongMiner} {
+		if ok, err := eng.VerifySeal(info); err != nil || ok {
+			t.Errorf("VerifySeal with a wrong %s: %v %v, want false, nil", name, ok, err)
+		}
+	}
+	swapped := s.sealVerifyInfo(t, proofs[0])
+	swapped.SealedCID, swapped.UnsealedCID = swapped.UnsealedCID, swapped.SealedCID
+	shortTicket := s.sealVerifyInfo(t, proofs[0])
+	shortTicket.Randomness = shortTicket.Randomness[:31]
+	for name, info := range map[string]proof.SealVerifyInfo{"swapped CIDs": swapped, "31-byte ticket": shortTicket} {
+		if _, err := eng.VerifySeal(info); !errors.Is(err, cuzk.ErrInvalidArgument) {
+			t.Errorf("VerifySeal with %s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+
+	if _, err := eng.SealCommitPhase2(ctx, []byte(`{"registered_proof":"StackedDrg2KiBV1_1"}`), 1, 1000); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Errorf("SealCommitPhase2 with a C1 without vanilla proofs: %v, want ErrInvalidInput", err)
+	}
+}
+
+// TestSealCommitPhase2MissingParams: first use with no params file is ErrSRSLoad naming it.
+func TestSealCommitPhase2MissingParams(t *testing.T) {
+	fx := getFixture(t)
+	eng, err := cuzk.New(cuzk.Config{ParamsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	_, err = eng.SealCommitPhase2(context.Background(), fx.Sector.c1(t), abi.SectorNumber(fx.Sector.SectorID), fx.Sector.miner(t))
+	if !errors.Is(err, cuzk.ErrSRSLoad) {
+		t.Errorf("SealCommitPhase2 without params: %v, want ErrSRSLoad", err)
+	}
+}
