@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR CUZK_FIXTURES_DIR
 
 ## Prove a real 2 KiB PoRep C2 (fixtures generated on first use) and print proof + timings.
 demo:
-	$(CARGO) run --release --bin cuzk-demo
+	$(CARGO) run --release --features tools --bin cuzk-demo
 
 ## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
 test: test-rust test-examples
@@ -24,12 +24,16 @@ test-rust:
 build:
 	$(CARGO) build --release
 
-## Compile the CUDA backend without a GPU (nvcc 13.0 from PyPI when none is found), check that the
-## fat binary carries SASS for sm_80/86/89/90/120 and PTX, and run its tests, which skip cleanly
-## without a device. CI runs this so cuda/ cannot rot.
+## Compile the CUDA backend without a GPU (nvcc 13.0 from PyPI when none is found): `make
+## install`'s default (CUDA) library into a temp prefix, checked to carry SASS for
+## sm_80/86/89/90/120 and PTX, and the GPU tools and tests (which skip cleanly without a device).
+## CI runs this so cuda/ cannot rot.
 check-cuda:
 	export CUDA_PATH="$${CUDA_PATH:-$$(scripts/install-cuda-toolchain.sh)}" && \
-	$(CARGO) build --release --features cuda --lib --bins && \
+	prefix=$$(mktemp -d) && trap 'rm -rf "$$prefix"' EXIT && \
+	$(MAKE) --no-print-directory install PREFIX="$$prefix" && \
+	scripts/check-fatbin.sh "$$prefix"/lib/libcuzk.so && \
+	$(CARGO) build --release --features cuda,tools --bins && \
 	scripts/check-fatbin.sh $(CARGO_TARGET_DIR)/release/cuzk-gpu && \
 	$(CARGO) test --release --features cuda --lib prover::cuda && \
 	$(CARGO) test --release --features cuda --test gpu_identity && \
@@ -41,23 +45,23 @@ header:
 
 ## Generate (or find) the 2 KiB fixtures.
 fixtures:
-	$(CARGO) run --release --bin cuzk-fixture
+	$(CARGO) run --release --features tools --bin cuzk-fixture
 
 ## P1/P6: 2 KiB warm latency vs filecoin-proofs seal_commit_phase2, SRS load vs stock decode.
 bench-p1:
-	$(CARGO) run --release --bin cuzk-bench -- p1 --runs $${RUNS:-3}
+	$(CARGO) run --release --features tools --bin cuzk-bench -- p1 --runs $${RUNS:-3}
 
 ## P6 alone: stock decode vs cuzk decode vs cuzk's decoded-SRS cache.
 bench-p6:
-	$(CARGO) run --release --bin cuzk-bench -- p6 --runs $${RUNS:-3}
+	$(CARGO) run --release --features tools --bin cuzk-bench -- p6 --runs $${RUNS:-3}
 
 ## One 2 KiB partition's synthesis: upstream sequential vs challenges on all threads.
 bench-synth:
-	$(CARGO) run --release --bin cuzk-bench -- synth --runs $${RUNS:-3}
+	$(CARGO) run --release --features tools --bin cuzk-bench -- synth --runs $${RUNS:-3}
 
 ## Soak: 1000 small proofs through one engine; RSS, threads, fds and the memory budget stay flat.
 bench-soak:
-	$(CARGO) run --release --bin cuzk-bench -- soak --jobs $${JOBS:-1000}
+	$(CARGO) run --release --features tools --bin cuzk-bench -- soak --jobs $${JOBS:-1000}
 
 clean-fixtures:
 	rm -rf $(CUZK_FIXTURES_DIR)

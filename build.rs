@@ -4,9 +4,25 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    soname();
     if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
         cuda::build();
     }
+}
+
+/// The shared library's SONAME is `libcuzk.so.<ABI_VERSION>` (src/lib.rs): programs linked
+/// against one C ABI never load a library of another (`make install` adds the symlinks).
+fn soname() {
+    println!("cargo:rerun-if-changed=src/lib.rs");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let lib = std::fs::read_to_string("src/lib.rs").expect("read src/lib.rs");
+    let abi = lib
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pub const ABI_VERSION: u32 = ")?.strip_suffix(';')?.parse::<u32>().ok())
+        .expect("src/lib.rs defines `pub const ABI_VERSION: u32 = N;`");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuzk.so.{abi}");
 }
 
 mod cuda {

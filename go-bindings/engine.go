@@ -42,6 +42,8 @@ const bindingsABIVersion = 1
 type Config struct {
 	// Backend: "auto" (default: CUDA when available, else CPU), "cpu" or "cuda".
 	Backend string
+	// Devices: the CUDA device ordinals to prove on (nil: every device).
+	Devices []int
 	// SynthesisWorkers: threads synthesizing partitions concurrently; 0 = automatic.
 	SynthesisWorkers int
 	// ProveQueueDepth: synthesized partitions allowed to wait for the prover; 0 = default (1).
@@ -71,6 +73,7 @@ type Config struct {
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
 type configJSON struct {
 	Backend          string `json:"backend,omitempty"`
+	Devices          []int  `json:"devices,omitempty"`
 	SynthesisWorkers int    `json:"synthesis_workers,omitempty"`
 	ProveQueueDepth  int    `json:"prove_queue_depth,omitempty"`
 	MemoryBudgetMiB  uint64 `json:"memory_budget_mib,omitempty"`
@@ -89,6 +92,7 @@ func (c Config) marshal() ([]byte, error) {
 	}
 	j := configJSON{
 		Backend:          c.Backend,
+		Devices:          c.Devices,
 		SynthesisWorkers: c.SynthesisWorkers,
 		ProveQueueDepth:  c.ProveQueueDepth,
 		MemoryBudgetMiB:  c.MemoryBudgetMiB,
@@ -110,7 +114,7 @@ func (c Config) marshal() ([]byte, error) {
 }
 
 // SetLogFilter sets the filter of libcuzk's log output, in RUST_LOG syntax ("info",
-// "cuzk=debug,warn"). Records go to stderr; the filter starts as RUST_LOG (default "warn"),
+// "cuzk=debug,warn"). Records go to stderr; the filter starts as RUST_LOG (default "warn,cuzk=info"),
 // read when the first Engine is created.
 func SetLogFilter(filter string) error {
 	cs := C.CString(filter)

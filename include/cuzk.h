@@ -144,7 +144,8 @@ void cuzk_string_free(char *s);
 // Create an engine.
 //
 // `config_json`: NULL or "" for defaults, else a JSON object with any of
-// `backend` ("auto" | "cpu" | "cuda"), `synthesis_workers` (0 = auto), `prove_queue_depth`,
+// `backend` ("auto" | "cpu" | "cuda"), `devices` (CUDA ordinals, e.g. [0, 2]; default all),
+// `synthesis_workers` (0 = auto), `prove_queue_depth`,
 // `memory_budget_mib` (0 = auto: 90 % of available memory at start less resident SRSes),
 // `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
 // `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,
@@ -266,7 +267,7 @@ cuzk_status cuzk_job_cancel(const cuzk_engine *engine,
                             cuzk_error **err);
 
 // Configure cuzk's log output. By default (no call) records go to stderr, filtered by the
-// `RUST_LOG` environment variable read once at the first engine creation (default `warn`), as
+// `RUST_LOG` environment variable read once at the first engine creation (default `warn,cuzk=info`), as
 // filecoin-ffi does.
 //
 // `filter`: NULL keeps the current filter, else `RUST_LOG` syntax (`"info"`,

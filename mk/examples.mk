@@ -1,7 +1,11 @@
 # Examples, Go bindings and packaging (included by the top-level Makefile, which exports
 # CARGO_TARGET_DIR and CUZK_FIXTURES_DIR).
 #
-#   make install [PREFIX=/usr/local] [DESTDIR=]   header, libcuzk.so, libcuzk.a, cuzk.pc
+#   make install [PREFIX=/usr/local] [DESTDIR=] [CUZK_FEATURES=cuda]
+#                     header, libcuzk.so.<abi>.<version> (SONAME libcuzk.so.<abi>) and its
+#                     symlinks, libcuzk.a (only the C ABI global), cuzk.pc. With the CUDA
+#                     backend by default (nvcc 13.0 from PyPI when none is found; the library
+#                     proves on the CPU where no GPU is usable); CUZK_FEATURES= for CPU only.
 #   make test-examples                            everything below, in order, on one temp prefix:
 #     test-install        install into a temp prefix; build the C example (ASan and static)
 #                         and the Go module + example against it through pkg-config only
@@ -20,12 +24,20 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 INSTALL    ?= install
 
-# Cargo features of the installed library (e.g. CUZK_FEATURES=cuda); they change what a
-# static link needs, so they key the cached native-library list below.
-CUZK_FEATURES    ?=
+# Cargo features of the installed library: the CUDA backend unless told otherwise
+# (CUZK_FEATURES= builds the CPU-only library). They change what a static link needs, so they
+# key the cached native-library list below.
+CUZK_FEATURES    ?= cuda
 CUZK_CARGO_FEATURES = $(if $(strip $(CUZK_FEATURES)),--features "$(CUZK_FEATURES)")
+# With `cuda`: nvcc from NVCC, CUDA_PATH or PATH, else installed from PyPI (scripts/).
+CUZK_NVCC_SETUP = $(if $(findstring cuda,$(CUZK_FEATURES)),if [ -z "$${NVCC:-}$${CUDA_PATH:-}" ] && ! command -v nvcc >/dev/null; then \
+  CUDA_PATH="$$(scripts/install-cuda-toolchain.sh)" || exit 1; export CUDA_PATH; fi;)
 CUZK_RELEASE_DIR := $(CARGO_TARGET_DIR)/release
 CUZK_VERSION     := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+# The C ABI version (src/lib.rs) is the shared library's SONAME number (build.rs sets it).
+CUZK_ABI         := $(shell sed -n 's/^pub const ABI_VERSION: u32 = \([0-9]*\);/\1/p' src/lib.rs)
+CUZK_SONAME      := libcuzk.so.$(CUZK_ABI)
+CUZK_REALNAME    := $(CUZK_SONAME).$(CUZK_VERSION)
 # rustc's list of native libraries a program linking libcuzk.a statically also needs. Asking
 # rustc for it (--print native-static-libs) changes the cuzk unit's fingerprint (the next
 # plain build recompiles the crate once), so the answer is cached next to the build and asked
@@ -38,13 +50,15 @@ CUZK_NATIVE_LIBS := $(CUZK_RELEASE_DIR)/cuzk-native-static-libs.$(cuzk_feature_k
 
 .PHONY: lib install uninstall test-examples test-install test-example-programs test-go
 
-## Build the C library (release; the bins are not needed to install).
+## Build the C library (release; the bins are not needed to install). The SONAME link in the
+## build tree lets programs linked against it there (-L target/release) load it.
 lib:
-	$(CARGO) build --release --lib $(CUZK_CARGO_FEATURES)
+	$(CUZK_NVCC_SETUP) $(CARGO) build --release --lib $(CUZK_CARGO_FEATURES)
+	ln -sf libcuzk.so $(CUZK_RELEASE_DIR)/$(CUZK_SONAME)
 
 $(CUZK_NATIVE_LIBS): Cargo.toml Cargo.lock build.rs
 	@mkdir -p $(CUZK_RELEASE_DIR)
-	$(CARGO) rustc --release --lib $(CUZK_CARGO_FEATURES) -- --print native-static-libs > $@.log 2>&1 \
+	$(CUZK_NVCC_SETUP) $(CARGO) rustc --release --lib $(CUZK_CARGO_FEATURES) -- --print native-static-libs > $@.log 2>&1 \
 	  || { cat $@.log >&2; exit 1; }
 	sed -n 's/^note: native-static-libs: *//p' $@.log | tail -n1 > $@.tmp
 	@test -s $@.tmp || { cat $@.log >&2; echo "rustc printed no native-static-libs" >&2; exit 1; }
@@ -52,11 +66,16 @@ $(CUZK_NATIVE_LIBS): Cargo.toml Cargo.lock build.rs
 	@echo "native-static-libs: $$(cat $@)"
 
 ## Install header, shared and static library and a pkg-config file under $(DESTDIR)$(PREFIX).
+## The static library is localised (scripts/localize-static.sh): only the C ABI is global.
 install: $(CUZK_NATIVE_LIBS) lib
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	$(INSTALL) -m 644 include/cuzk.h $(DESTDIR)$(INCLUDEDIR)/cuzk.h
-	$(INSTALL) -m 755 $(CUZK_RELEASE_DIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/libcuzk.so
-	$(INSTALL) -m 644 $(CUZK_RELEASE_DIR)/libcuzk.a $(DESTDIR)$(LIBDIR)/libcuzk.a
+	$(INSTALL) -m 755 $(CUZK_RELEASE_DIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/$(CUZK_REALNAME)
+	ln -sf $(CUZK_REALNAME) $(DESTDIR)$(LIBDIR)/$(CUZK_SONAME)
+	ln -sf $(CUZK_SONAME) $(DESTDIR)$(LIBDIR)/libcuzk.so
+	scripts/localize-static.sh $(CUZK_RELEASE_DIR)/libcuzk.a $(CUZK_RELEASE_DIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/libcuzk.a.tmp
+	mv $(DESTDIR)$(LIBDIR)/libcuzk.a.tmp $(DESTDIR)$(LIBDIR)/libcuzk.a
+	chmod 644 $(DESTDIR)$(LIBDIR)/libcuzk.a
 	@echo "writing $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc"
 	@{ echo 'prefix=$(PREFIX)'; \
 	  echo 'libdir=$(LIBDIR)'; \
@@ -72,16 +91,21 @@ install: $(CUZK_NATIVE_LIBS) lib
 	@echo "installed cuzk $(CUZK_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/cuzk.h $(DESTDIR)$(LIBDIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/libcuzk.a \
+	rm -f $(DESTDIR)$(INCLUDEDIR)/cuzk.h $(DESTDIR)$(LIBDIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/$(CUZK_SONAME) \
+	  $(DESTDIR)$(LIBDIR)/$(CUZK_REALNAME) $(DESTDIR)$(LIBDIR)/libcuzk.a \
 	  $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc
 
 # The scripts call `make install` themselves (into a temp prefix) and need the fixture tool.
+# They test the CPU-only library unless CUZK_TEST_FEATURES says otherwise (make check-cuda
+# installs the CUDA one).
+CUZK_TEST_FEATURES ?=
 CUZK_TEST_ENV = CARGO="$(CARGO)" MAKE="$(MAKE)" CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)" \
-  CUZK_FIXTURES_DIR="$(CUZK_FIXTURES_DIR)" CUZK_FIXTURE_BIN="$(CUZK_RELEASE_DIR)/cuzk-fixture"
+  CUZK_FIXTURES_DIR="$(CUZK_FIXTURES_DIR)" CUZK_FIXTURE_BIN="$(CUZK_RELEASE_DIR)/cuzk-fixture" \
+  CUZK_FEATURES="$(CUZK_TEST_FEATURES)"
 
 .PHONY: examples-prereqs
-examples-prereqs: $(CUZK_NATIVE_LIBS)
-	$(CARGO) build --release --lib --bin cuzk-fixture $(CUZK_CARGO_FEATURES)
+examples-prereqs:
+	$(CARGO) build --release --bin cuzk-fixture --features tools
 
 test-examples: examples-prereqs
 	$(CUZK_TEST_ENV) tests/scripts/test-examples.sh

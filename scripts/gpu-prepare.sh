@@ -9,7 +9,7 @@ if [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ] && ! command -v nvcc >/dev/null
   export CUDA_PATH="$(scripts/install-cuda-toolchain.sh)"
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/cuzk-target}
-cargo build --release --features cuda --bin cuzk-gpu
+cargo build --release --features cuda,tools --bin cuzk-gpu
 # (git-path: .git is a file in a linked worktree)
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures

@@ -7,6 +7,7 @@
 
 #[macro_use]
 pub mod error;
+pub mod progress;
 #[macro_use]
 pub mod registry;
 
@@ -14,12 +15,17 @@ pub mod engine;
 pub mod ffi;
 mod files;
 mod logging;
+/// Test and benchmark fixtures (feature `tools`; not in the shipped library).
+#[cfg(feature = "tools")]
 pub mod fixtures;
 mod pages;
 pub mod prover;
 pub mod srs;
 pub mod synth;
 pub mod verify;
+
+/// The log filter used when `RUST_LOG` is not set (the library's logger and the binaries').
+pub use logging::DEFAULT_FILTER as DEFAULT_LOG_FILTER;
 
 /// The crate version (from Cargo.toml).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

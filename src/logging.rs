@@ -1,6 +1,6 @@
 //! Where the library's `log` records go. A Rust host that installed its own logger first keeps
 //! it (cuzk's records go there). C and Go hosts get cuzk's logger, installed once by the first
-//! engine or `cuzk_log_configure` call: stderr, filtered by `RUST_LOG` (default `warn`), as
+//! engine or `cuzk_log_configure` call: stderr, filtered by `RUST_LOG` (default [`DEFAULT_FILTER`]), as
 //! filecoin-ffi does; `cuzk_log_configure` changes the filter or sends records to a callback.
 
 use std::ffi::CString;
@@ -28,6 +28,11 @@ struct Logger {
     sink: RwLock<Sink>,
 }
 
+/// Without `RUST_LOG`: cuzk's own info records (backend choice, SRS loads and their progress,
+/// VRAM uploads, circuit recordings) and every crate's warnings and errors — what an operator
+/// wants to see without setting anything; the proving crates' chatty info lines stay out.
+pub const DEFAULT_FILTER: &str = "warn,cuzk=info";
+
 static LOGGER: OnceLock<Logger> = OnceLock::new();
 static INSTALL: Once = Once::new();
 static OURS: OnceLock<bool> = OnceLock::new();
@@ -41,7 +46,7 @@ fn parse(spec: &str) -> Result<Filter> {
 fn logger() -> &'static Logger {
     LOGGER.get_or_init(|| {
         let spec = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty());
-        let filter = spec.as_deref().and_then(|s| parse(s).ok()).unwrap_or_else(|| parse("warn").expect("a valid filter"));
+        let filter = spec.as_deref().and_then(|s| parse(s).ok()).unwrap_or_else(|| parse(DEFAULT_FILTER).expect("a valid filter"));
         Logger { sink: RwLock::new(Sink { filter, callback: None }) }
     })
 }
@@ -120,5 +125,18 @@ impl Log for Logger {
 
     fn flush(&self) {
         let _ = std::io::stderr().flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use log::{Level, MetadataBuilder};
+
+    #[test]
+    fn default_filter_shows_cuzk_info_and_only_warnings_of_others() {
+        let f = super::parse(super::DEFAULT_FILTER).unwrap();
+        let m = |target: &str, level: Level| f.enabled(&MetadataBuilder::new().target(target).level(level).build());
+        assert!(m("cuzk::srs", Level::Info) && !m("cuzk::srs", Level::Debug));
+        assert!(!m("bellperson::groth16", Level::Info) && m("bellperson::groth16", Level::Warn));
     }
 }

@@ -118,16 +118,25 @@ fn device_memory_returns_to_baseline_over_50_proofs() {
 #[test]
 fn backend_selection_names_why_cuda_is_unavailable() {
     let cfg = |b: &str| EngineConfig { backend: b.into(), ..Default::default() };
+    let on = |b: &str, d: usize| EngineConfig { devices: Some(vec![d]), ..cfg(b) };
     match gpu() {
-        Some(_) => {
+        Some(g) => {
             assert_eq!(Engine::new(cfg("cuda")).unwrap().backend_name(), "cuda");
             assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cuda");
+            assert_eq!(Engine::new(on("cuda", 0)).unwrap().backend_name(), "cuda");
+            // A device that does not exist is a mistake under "auto" too, not a CPU fallback.
+            for b in ["cuda", "auto"] {
+                let e = Engine::new(on(b, g.device_count())).err().expect("a device past the last one");
+                assert_eq!(e.status, Status::InvalidArgument, "{b}: {}", e.message);
+            }
         }
         None => {
             let e = Engine::new(cfg("cuda")).err().expect("cuda without a device must fail");
             assert_eq!(e.status, Status::Unsupported);
             assert!(e.message.contains("CUDA"), "{}", e.message);
             assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cpu");
+            assert_eq!(Engine::new(on("auto", 0)).unwrap().backend_name(), "cpu");
+            assert_eq!(Engine::new(on("cuda", 0)).err().expect("no device").status, Status::Unsupported);
         }
     }
 }

@@ -10,7 +10,7 @@ use cuzk::registry::{self, RegisteredSealProof};
 use cuzk::verify::SealStatement;
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
     let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
     let run = || -> cuzk::error::Result<()> {
         let root = fixtures::default_root();

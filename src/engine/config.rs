@@ -14,12 +14,17 @@ pub(crate) const MAX_SYNTHESIS_WORKERS: usize = 1024;
 pub(crate) const MAX_PROVE_QUEUE_DEPTH: usize = 1024;
 pub(crate) const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
 pub(crate) const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
+/// CUDA device ordinals are small; a larger one is a typo.
+pub(crate) const MAX_DEVICES: usize = 1024;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineConfig {
     /// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu" or "cuda".
     pub backend: String,
+    /// CUDA device ordinals to prove on (as CUDA numbers them, after `CUDA_VISIBLE_DEVICES`).
+    /// Absent: every device. Not allowed with backend "cpu".
+    pub devices: Option<Vec<usize>>,
     /// Threads synthesizing partitions concurrently. 0 = automatic.
     pub synthesis_workers: usize,
     /// Synthesized partitions allowed to wait for the prover (bounds RAM).
@@ -54,6 +59,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             backend: "auto".into(),
+            devices: None,
             synthesis_workers: 0,
             prove_queue_depth: 1,
             memory_budget_mib: 0,
@@ -83,6 +89,20 @@ impl EngineConfig {
         Validation::parse(&self.srs_validation)?;
         if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
             return Err(err!(InvalidArgument, "backend must be \"auto\", \"cpu\" or \"cuda\", got {:?}", self.backend));
+        }
+        if let Some(d) = &self.devices {
+            if d.is_empty() {
+                return Err(err!(InvalidArgument, "devices is an empty list (leave it out to use every CUDA device)"));
+            }
+            if let Some(&big) = d.iter().find(|&&i| i >= MAX_DEVICES) {
+                return Err(err!(InvalidArgument, "devices: {big} is not a CUDA device ordinal (0 to {})", MAX_DEVICES - 1));
+            }
+            if let Some((i, &dup)) = d.iter().enumerate().find(|(i, x)| d[..*i].contains(x)) {
+                return Err(err!(InvalidArgument, "devices lists device {dup} twice (at positions {} and {i})", d.iter().position(|x| *x == dup).unwrap_or(0)));
+            }
+            if self.backend == "cpu" {
+                return Err(err!(InvalidArgument, "devices chooses CUDA devices, but backend is \"cpu\" (use \"cuda\" or \"auto\")"));
+            }
         }
         let bounded = |key: &str, v: u64, lo: u64, hi: u64, why: &str| {
             if v < lo || v > hi {
@@ -142,6 +162,11 @@ mod tests {
             r#"{"job_ttl_secs": 99999999999}"#,
             r#"{"synthesis_workers": -1}"#,
             r#"{"params_dir": ""}"#,
+            r#"{"devices": []}"#,
+            r#"{"devices": [0, 1, 0]}"#,
+            r#"{"devices": [4096]}"#,
+            r#"{"devices": [-1]}"#,
+            r#"{"devices": [0], "backend": "cpu"}"#,
         ] {
             let e = EngineConfig::from_json(bad).unwrap_err();
             assert_eq!(e.status, Status::InvalidArgument, "{bad}: {}", e.message);
@@ -149,5 +174,8 @@ mod tests {
         let e = EngineConfig::from_json(r#"{"synthesis_workers": 100000}"#).unwrap_err();
         assert!(e.message.contains("synthesis_workers") && e.message.contains("1024"), "{}", e.message);
         assert!(EngineConfig::from_json(r#"{"synthesis_workers": 1024, "prove_queue_depth": 1024}"#).is_ok());
+        assert_eq!(EngineConfig::from_json(r#"{"devices": [1, 0]}"#).unwrap().devices, Some(vec![1, 0]));
+        let e = EngineConfig::from_json(r#"{"devices": [0, 1, 0]}"#).unwrap_err();
+        assert!(e.message.contains("device 0 twice"), "{}", e.message);
     }
 }

@@ -217,22 +217,33 @@ pub struct Engine {
 }
 
 /// "cpu"; "cuda" (an `Unsupported` error naming why when it cannot be used); "auto": CUDA when
-/// compiled in and a device is present, else the CPU.
+/// compiled in and a device is present, else the CPU. `devices` narrows the CUDA devices; an
+/// ordinal that does not exist is an error under "auto" too (a typo must not mean the CPU).
 fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
+    let only = config.devices.as_deref();
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend)),
         #[cfg(feature = "cuda")]
-        "cuda" => Ok(Box::new(crate::prover::CudaBackend::new()?)),
+        "cuda" => Ok(Box::new(crate::prover::CudaBackend::on_devices(only)?)),
         #[cfg(feature = "cuda")]
-        "auto" => match crate::prover::CudaBackend::new() {
-            Ok(b) => Ok(Box::new(b)),
-            Err(e) => {
-                log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
+        "auto" => match crate::prover::CudaBackend::on_devices(only) {
+            Ok(b) => {
+                log::info!("backend auto: proving on CUDA ({} device(s))", b.device_count());
+                Ok(Box::new(b))
+            }
+            Err(e) if e.status == crate::error::Status::Unsupported => {
+                let level = if only.is_some() { log::Level::Warn } else { log::Level::Info };
+                log::log!(level, "backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend))
             }
+            Err(e) => Err(e),
         },
         #[cfg(not(feature = "cuda"))]
-        "auto" => Ok(Box::new(CpuBackend)),
+        "auto" => {
+            let level = if only.is_some() { log::Level::Warn } else { log::Level::Info };
+            log::log!(level, "backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
+            Ok(Box::new(CpuBackend))
+        }
         #[cfg(not(feature = "cuda"))]
         "cuda" => Err(err!(Unsupported, "backend \"cuda\" is not available: this build was compiled without the `cuda` feature")),
         other => Err(err!(Unsupported, "backend {other:?} is not available in this build")),

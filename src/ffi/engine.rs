@@ -17,7 +17,8 @@ pub struct cuzk_engine {
 /// Create an engine.
 ///
 /// `config_json`: NULL or "" for defaults, else a JSON object with any of
-/// `backend` ("auto" | "cpu" | "cuda"), `synthesis_workers` (0 = auto), `prove_queue_depth`,
+/// `backend` ("auto" | "cpu" | "cuda"), `devices` (CUDA ordinals, e.g. [0, 2]; default all),
+/// `synthesis_workers` (0 = auto), `prove_queue_depth`,
 /// `memory_budget_mib` (0 = auto: 90 % of available memory at start less resident SRSes),
 /// `verify` (bool, default true), `params_dir`, `srs_validation` ("none" | "on_curve" | "full"),
 /// `srs_cache_dir` (decoded-SRS cache directory; off when absent), `job_ttl_secs`,

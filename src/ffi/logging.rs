@@ -13,7 +13,7 @@ pub type cuzk_log_fn =
     Option<unsafe extern "C" fn(level: c_int, target: *const c_char, message: *const c_char, user: *mut c_void)>;
 
 /// Configure cuzk's log output. By default (no call) records go to stderr, filtered by the
-/// `RUST_LOG` environment variable read once at the first engine creation (default `warn`), as
+/// `RUST_LOG` environment variable read once at the first engine creation (default `warn,cuzk=info`), as
 /// filecoin-ffi does.
 ///
 /// `filter`: NULL keeps the current filter, else `RUST_LOG` syntax (`"info"`,

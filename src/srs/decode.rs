@@ -13,6 +13,7 @@ use group::{prime::PrimeCurveAffine, UncompressedEncoding};
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::progress::Progress;
 
 const G1_LEN: usize = 96;
 const G2_LEN: usize = 192;
@@ -166,7 +167,13 @@ fn read_error(path: &Path, what: &str, e: std::io::Error) -> crate::error::Error
     }
 }
 
-fn decode_section<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validation, path: &Path) -> Result<Vec<P>> {
+fn decode_section<P: Point>(
+    src: &(impl ReadAt + ?Sized),
+    s: Section,
+    v: Validation,
+    path: &Path,
+    progress: &Progress,
+) -> Result<Vec<P>> {
     let mut out = vec![P::identity(); s.count];
     // Ok(None) = read fine but a point is bad (found again below, only on this error path).
     let ok = out.par_chunks_mut(CHUNK_POINTS).enumerate().try_for_each_init(Vec::new, |buf: &mut Vec<u8>, (i, dst)| {
@@ -176,6 +183,7 @@ fn decode_section<P: Point>(src: &(impl ReadAt + ?Sized), s: Section, v: Validat
         for (d, c) in dst.iter_mut().zip(buf.chunks_exact(P::LEN)) {
             *d = decode_one::<P>(c, v).ok_or(None)?;
         }
+        progress.add(buf.len() as u64);
         Ok(())
     });
     match ok {
@@ -260,7 +268,7 @@ pub fn layout(src: &(impl ReadAt + ?Sized), len: u64, path: &Path) -> Result<[Se
 pub fn read_vk(src: &(impl ReadAt + ?Sized), ic: Section, path: &Path) -> Result<VerifyingKey<Bls12>> {
     let mut head = vec![0u8; VK_FIXED_LEN];
     src.read_exact_at(&mut head, 0).map_err(|e| read_error(path, "the verifying key", e))?;
-    let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path)?;
+    let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path, &Progress::new("vk ic", 0))?;
     let bad = |what: &str| err!(SrsLoad, "{}: corrupt params file: verifying key {what} is not a valid point", path.display());
     let g1 = |i: usize, what: &str| decode_one::<G1Affine>(&head[i..i + G1_LEN], Validation::Full).ok_or_else(|| bad(what));
     let g2 = |i: usize, what: &str| decode_one::<G2Affine>(&head[i..i + G2_LEN], Validation::Full).ok_or_else(|| bad(what));
@@ -320,13 +328,15 @@ pub fn decode_points(
     path: &Path,
 ) -> Result<Parameters<Bls12>> {
     let [_, h, l, a, b_g1, b_g2] = *sections;
+    let g1_bytes = (h.count + l.count + a.count + b_g1.count) as u64 * G1Affine::LEN as u64;
+    let p = &Progress::new(format!("SRS load {}", path.display()), g1_bytes + (b_g2.count * G2Affine::LEN) as u64);
     // Decode the big sections concurrently; each is itself parallel.
     let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
-        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path), || decode_section::<G1Affine>(src, l, v, path)),
+        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path, p), || decode_section::<G1Affine>(src, l, v, path, p)),
         || {
             rayon::join(
-                || decode_section::<G1Affine>(src, a, v, path),
-                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path), || decode_section::<G2Affine>(src, b_g2, v, path)),
+                || decode_section::<G1Affine>(src, a, v, path, p),
+                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path, p), || decode_section::<G2Affine>(src, b_g2, v, path, p)),
             )
         },
     );

@@ -8,6 +8,7 @@ mod native;
 mod record;
 pub mod r1cs;
 pub mod shape;
+#[cfg(any(test, feature = "tools"))]
 mod toy;
 pub mod validate;
 mod witness;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 pub use assignment::{Assignment, Prepared, SizeHint};
 pub use r1cs::R1cs;
+#[cfg(any(test, feature = "tools"))]
 pub use toy::Toy;
 pub use witness::Witness;
 

@@ -5,7 +5,7 @@
 # with the documented exit codes. Needs the binaries of install.sh (run first when missing).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 setup_work
-[[ -x $BIN/prove-asan && -x $BIN/prove-static && -x $BIN/prove-go ]] || "$REPO/tests/scripts/install.sh"
+[[ -x $BIN/prove-asan && -x $BIN/prove-static && -x $BIN/prove-colink && -x $BIN/prove-go ]] || "$REPO/tests/scripts/install.sh"
 need_pkg_config
 use_prefix
 load_fixture
@@ -68,6 +68,13 @@ t0=$(date +%s)
 log "Go example: prove sector $SECTOR_ID"
 "$BIN/prove-go" "$PARAMS_DIR" "$C1" "$SECTOR_ID" "$PROVER_ID" "$OUT/go.proof"
 echo "Go example: $(since "$t0")"
+
+t0=$(date +%s)
+log "C example linked statically beside another Rust library with its own blst: prove sector $SECTOR_ID"
+"$BIN/prove-colink" "$PARAMS_DIR" "$C1" "$SECTOR_ID" "$PROVER_ID" "$OUT/colink.proof"
+# shellcheck disable=SC2046
+expect_rc 0 "$BIN/prove-asan" verify $(statement "$SECTOR_ID" "$PROVER_ID" "$SEED") "$OUT/colink.proof"
+echo "co-linked static example: $(since "$t0"), its proof verifies"
 
 log "both proofs verify, by every build"
 [[ $(stat -c %s "$OUT/c.proof") -eq 192 && $(stat -c %s "$OUT/go.proof") -eq 192 ]] || fail "proofs are not 192 bytes"

@@ -3,7 +3,10 @@
 # installed copy through pkg-config only (never the build tree):
 #   - the C example with -Wall -Wextra -Werror under AddressSanitizer, linked to libcuzk.so;
 #   - the C example linked statically to libcuzk.a with `pkg-config --static` (Libs.private);
-#   - the Go module and the Go example (cgo's `#cgo pkg-config: cuzk`).
+#   - the Go module and the Go example (cgo's `#cgo pkg-config: cuzk`);
+#   - packaging: SONAME libcuzk.so.<abi> with its symlinks, a static library whose only global
+#     symbols are the C ABI, and the static C example linked together with a second Rust static
+#     library that carries its own blst (tests/colink, a stand-in for filecoin-ffi's libfilcrypto).
 # The binaries are left in $CUZK_TEST_WORK/bin for examples.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 setup_work
@@ -11,9 +14,31 @@ need_pkg_config
 
 log "make install PREFIX=$PREFIX"
 "$MAKE" -C "$REPO" --no-print-directory install PREFIX="$PREFIX"
-for f in include/cuzk.h lib/libcuzk.so lib/libcuzk.a lib/pkgconfig/cuzk.pc; do
+abi=$(sed -n 's/^#define CUZK_ABI_VERSION \([0-9]*\).*/\1/p' "$REPO/include/cuzk.h")
+version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -n1)
+[[ -n $abi && -n $version ]] || fail "cannot read CUZK_ABI_VERSION or the crate version"
+SONAME=libcuzk.so.$abi
+for f in include/cuzk.h lib/libcuzk.so lib/$SONAME lib/$SONAME.$version lib/libcuzk.a lib/pkgconfig/cuzk.pc; do
     [[ -s $PREFIX/$f ]] || fail "make install did not install $f"
 done
+[[ $(readlink "$PREFIX/lib/libcuzk.so") == "$SONAME" && $(readlink "$PREFIX/lib/$SONAME") == "$SONAME.$version" ]] \
+    || fail "symlinks: libcuzk.so -> $(readlink "$PREFIX/lib/libcuzk.so"), $SONAME -> $(readlink "$PREFIX/lib/$SONAME")"
+[[ ! -L $PREFIX/lib/$SONAME.$version ]] || fail "$SONAME.$version is a link, not the library"
+soname=$(readelf -dW "$PREFIX/lib/$SONAME.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == "$SONAME" ]] || fail "SONAME is '$soname', want $SONAME (CUZK_ABI_VERSION $abi)"
+# The static library exposes exactly what the shared one exports (the C ABI); nothing of the
+# Rust runtime, blst or the CUDA runtime can clash with another library's copy.
+exports=$(nm -D --defined-only "$PREFIX/lib/libcuzk.so" | awk '{print $3}' | sort -u)
+globals=$(readelf -sW "$PREFIX/lib/libcuzk.a" | awk '($5 == "GLOBAL" || $5 == "WEAK") && $7 != "UND" {print $8}' | sort -u)
+[[ $exports == "$globals" ]] || { diff <(echo "$exports") <(echo "$globals") >&2; fail "libcuzk.a defines global symbols beyond the C ABI"; }
+[[ $(grep -c . <<<"$exports") -ge 20 && $exports != *blst* ]] || fail "unexpected exports: $exports"
+echo "SONAME $SONAME, symlinks, $(grep -c . <<<"$exports") global symbols (the C ABI) in both libraries"
+# The shipped library is the prover only: the development tools (feature `tools`) stay out.
+contents=$(nm -C "$PREFIX/lib/libcuzk.a") || fail "nm libcuzk.a failed"
+if grep -E 'cuzk::(fixtures|synth::toy|prover::cuda::synthetic)::' <<<"$contents" | head -3 | grep .; then
+    fail "the installed library contains development tools (feature tools)"
+fi
+grep -q 'cuzk::engine::' <<<"$contents" || fail "nm -C libcuzk.a shows no cuzk::engine code (the check above would prove nothing)"
 cmp -s "$REPO/include/cuzk.h" "$PREFIX/include/cuzk.h" || fail "installed header differs from include/cuzk.h"
 cat "$PREFIX/lib/pkgconfig/cuzk.pc"
 
@@ -35,7 +60,7 @@ log "C example, AddressSanitizer, shared library"
 "$CC" "${CFLAGS_STRICT[@]}" -fsanitize=address -fno-omit-frame-pointer $(pkg-config --cflags cuzk) \
     "$SRC" -o "$BIN/prove-asan" $(pkg-config --libs cuzk)
 libs=$(loaded_libs "$BIN/prove-asan")
-[[ $libs == *"libcuzk.so => $PREFIX/lib/libcuzk.so "* ]] || { echo "$libs"; fail "prove-asan does not load the installed libcuzk.so"; }
+[[ $libs == *"$SONAME => $PREFIX/lib/$SONAME "* ]] || { echo "$libs"; fail "prove-asan does not load the installed $SONAME"; }
 
 log "C example, static library (pkg-config --static)"
 # -l:libcuzk.a picks the archive although libcuzk.so sits next to it; everything else it needs
@@ -48,11 +73,27 @@ if [[ $libs == *libcuzk* ]]; then echo "$libs"; fail "prove-static links libcuzk
 set +e; "$BIN/prove-static" >/dev/null 2>&1; rc=$?; set -e
 [[ $rc -eq 2 ]] || fail "prove-static without arguments: exit $rc, want 2 (usage)"
 
+log "C example, static, in one program with another Rust static library carrying blst"
+# tests/colink: its own Rust runtime and blst, like filecoin-ffi's libfilcrypto. Linked after
+# libcuzk.a it must still bind to its own blst (its BLS signature check runs first), and cuzk
+# must prove (examples.sh runs it).
+"$CARGO" build --release --quiet --manifest-path "$REPO/tests/colink/Cargo.toml" --target-dir "$CUZK_TEST_WORK/colink-target"
+colink=$CUZK_TEST_WORK/colink-target/release/libcuzk_colink.a
+"$CC" "${CFLAGS_STRICT[@]}" -Dmain=cuzk_example_main $(pkg-config --cflags cuzk) -c "$SRC" -o "$CUZK_TEST_WORK/prove-example.o"
+"$CC" "${CFLAGS_STRICT[@]}" -c "$REPO/tests/colink/main.c" -o "$CUZK_TEST_WORK/colink-main.o"
+# shellcheck disable=SC2046
+"$CC" "$CUZK_TEST_WORK/colink-main.o" "$CUZK_TEST_WORK/prove-example.o" -o "$BIN/prove-colink" \
+    $(pkg-config --static --libs cuzk | sed 's/-lcuzk\b/-l:libcuzk.a/') "$colink"
+syms=$(nm "$BIN/prove-colink") || fail "nm prove-colink failed"
+grep -q ' T blst_core_verify_pk_in_g1$' <<<"$syms" || fail "prove-colink lacks the other library's (global) blst"
+set +e; "$BIN/prove-colink" >/dev/null 2>&1; rc=$?; set -e
+[[ $rc -eq 2 ]] || fail "prove-colink without arguments: exit $rc, want 2 (usage; 1 = the other library's blst failed)"
+
 log "Go module and Go example against the installed copy"
 (cd "$REPO/go-bindings" && "$GO" vet ./... && "$GO" build ./...)
 (cd "$REPO/examples/go" && "$GO" vet ./... && "$GO" build -o "$BIN/prove-go" ./prove)
 libs=$(loaded_libs "$BIN/prove-go")
-[[ $libs == *"libcuzk.so => $PREFIX/lib/libcuzk.so "* ]] || { echo "$libs"; fail "prove-go does not load the installed libcuzk.so"; }
+[[ $libs == *"$SONAME => $PREFIX/lib/$SONAME "* ]] || { echo "$libs"; fail "prove-go does not load the installed $SONAME"; }
 
 log "Go module against the build tree (tag cuzk_buildtree, no pkg-config): link and check the ABI"
 (

@@ -89,6 +89,7 @@ fn p1(runs: usize) {
 
     let c1_stock: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(&c1).expect("c1 json");
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let bar = cuzk::progress::bar::steps(runs as u64, "P1: runs (cuzk, then filecoin-proofs)");
     for i in 0..runs {
         let t = Instant::now();
         let id = engine
@@ -98,7 +99,7 @@ fn p1(runs: usize) {
         let wall = t.elapsed().as_secs_f64();
         assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
         let r = snap.result.unwrap();
-        println!("run {i}: cuzk  {wall:7.2}s  {}", cuzk::engine::result_json(&r));
+        bar.suspend(|| println!("run {i}: cuzk  {wall:7.2}s  {}", cuzk::engine::result_json(&r)));
         ours.push(wall);
 
         let t = Instant::now();
@@ -106,9 +107,11 @@ fn p1(runs: usize) {
             .expect("stock seal_commit_phase2");
         let wall = t.elapsed().as_secs_f64();
         assert_eq!(out.proof.len(), 192);
-        println!("run {i}: stock {wall:7.2}s");
+        bar.suspend(|| println!("run {i}: stock {wall:7.2}s"));
         theirs.push(wall);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let (mo, mt) = (median(&ours), median(&theirs));
     println!("P1 warm latency: cuzk median {mo:.2}s, filecoin-proofs median {mt:.2}s, ratio {:.3} (target <= 0.25)", mo / mt);
     println!(
@@ -229,7 +232,7 @@ fn arg(args: &[String], name: &str) -> Option<usize> {
 }
 
 fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runs = args
         .iter()

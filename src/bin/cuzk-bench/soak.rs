@@ -61,6 +61,7 @@ pub fn run(jobs: usize, constraints: usize) {
     let mut samples = vec![sample(&engine, 0, None)];
     let (mut done, mut cancelled) = (0, 0);
     let mut in_flight = std::collections::VecDeque::new();
+    let bar = cuzk::progress::bar::steps(jobs as u64, "soak: jobs ended");
     for i in 0..jobs {
         in_flight.push_back((i, engine.submit_circuits(inputs(), srs.clone(), 0).expect("submit")));
         if i % 10 == 9 {
@@ -75,13 +76,17 @@ pub fn run(jobs: usize, constraints: usize) {
                 JobState::Cancelled => cancelled += 1,
                 other => panic!("soak job {k} ended {other:?}: {:?}", snap.error),
             }
+            bar.inc(1);
         }
         if (i + 1) % 100 == 0 {
             samples.push(sample(&engine, i + 1, None));
             let s = samples.last().unwrap();
-            eprintln!("soak: {} jobs, RSS {} MiB, {} threads, {} fds, {:?}", s.jobs, s.rss_kib >> 10, s.threads, s.fds, t0.elapsed());
+            bar.suspend(|| {
+                eprintln!("soak: {} jobs, RSS {} MiB, {} threads, {} fds, {:?}", s.jobs, s.rss_kib >> 10, s.threads, s.fds, t0.elapsed())
+            });
         }
     }
+    bar.finish_and_clear();
     // Let the deallocator finish, then the last sample.
     let t = Instant::now();
     while sample(&engine, jobs, None).reserved != 0 && t.elapsed() < Duration::from_secs(30) {

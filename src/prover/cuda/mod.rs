@@ -23,7 +23,10 @@
 mod ffi;
 mod pool;
 mod prep;
+/// Synthetic workloads and their export for the peer benchmark (feature `tools`).
+#[cfg(any(test, feature = "tools"))]
 pub mod synthetic;
+#[cfg(any(test, feature = "tools"))]
 mod synthetic_export;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -267,11 +270,16 @@ const GPU_PHASES: [(&str, usize); 14] = [
 impl CudaBackend {
     /// All usable CUDA devices, or an `Unsupported` error saying why there are none.
     pub fn new() -> Result<CudaBackend> {
+        Self::on_devices(None)
+    }
+
+    /// The CUDA devices `only` names (ordinals), or all; see [`Pool::open`].
+    pub fn on_devices(only: Option<&[usize]>) -> Result<CudaBackend> {
         ffi::check_abi()?;
         if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
             return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
-        let pool = Pool::open()?;
+        let pool = Pool::open(only)?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
         Ok(CudaBackend { pool, b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu), fallback_logged: AtomicBool::new(false) })
     }
@@ -639,6 +647,25 @@ mod tests {
     use crate::registry::RegisteredSealProof;
     use crate::synth::SizeHint;
     use synthetic::{clone_assignment, random_params, Shape, Toy};
+
+    /// `devices`: an ordinal past the last device is InvalidArgument naming it; with no CUDA
+    /// device at all every choice is Unsupported (what "auto" falls back on).
+    #[test]
+    fn device_selection() {
+        match ffi::device_count() {
+            Ok(n) => {
+                let e = CudaBackend::on_devices(Some(&[n])).err().expect("a device past the last one");
+                assert_eq!(e.status, crate::error::Status::InvalidArgument, "{}", e.message);
+                assert!(e.message.contains(&format!("no CUDA device {n}")), "{}", e.message);
+                let b = CudaBackend::on_devices(Some(&[n - 1])).unwrap();
+                assert_eq!((b.device_count(), b.pool.device(0).unwrap().index), (1, n as i32 - 1));
+            }
+            Err(_) => {
+                let e = CudaBackend::on_devices(Some(&[0])).err().expect("no device");
+                assert_eq!(e.status, crate::error::Status::Unsupported, "{}", e.message);
+            }
+        }
+    }
 
     /// Without a GPU: the host-side split (classification, index layout, z_inv, assembly) gives
     /// the CPU backend's proof when every part is computed on the CPU instead.

@@ -17,8 +17,9 @@ use crate::prover::{DeviceStatus, PhaseTimings};
 use crate::srs::Srs;
 use crate::synth::R1cs;
 
-/// One lock per device for the whole process: sppark's MSM kernels keep work counters in device
-/// globals, so two MSMs on one device must never overlap, even from two backends.
+/// One lock per device ordinal for the whole process: sppark's MSM kernels keep work counters
+/// in device globals, so two MSMs on one device must never overlap, even from two backends
+/// (which may have chosen different subsets of the devices). `n`: the process's device count.
 fn gates(n: usize) -> &'static [Mutex<()>] {
     static GATES: OnceLock<Vec<Mutex<()>>> = OnceLock::new();
     GATES.get_or_init(|| (0..n).map(|_| Mutex::new(())).collect())
@@ -206,19 +207,27 @@ impl Held<'_> {
 pub struct Pool {
     devices: Vec<Device>,
     next: AtomicUsize,
+    /// CUDA devices in the process (the gates are per ordinal, not per pool position).
+    visible: usize,
 }
 
 impl Pool {
-    /// Every usable CUDA device, or an `Unsupported` error saying why there is none.
-    pub fn open() -> Result<Pool> {
+    /// The CUDA devices `only` names (ordinals as CUDA numbers them, after
+    /// `CUDA_VISIBLE_DEVICES`), or all of them. `Unsupported` naming why when there is no
+    /// device; `InvalidArgument` for an ordinal that does not exist.
+    pub fn open(only: Option<&[usize]>) -> Result<Pool> {
         let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
-        let mut devices = Vec::with_capacity(n);
-        for i in 0..n as i32 {
-            let info = ffi::device_info(i)?;
-            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
-            devices.push(Device { index: i, info, state: Mutex::new(None), health: Mutex::default() });
+        let chosen: Vec<usize> = only.map_or_else(|| (0..n).collect(), <[usize]>::to_vec);
+        if let Some(&bad) = chosen.iter().find(|&&d| d >= n) {
+            return Err(err!(InvalidArgument, "devices: there is no CUDA device {bad} (this process sees {n}, numbered from 0)"));
         }
-        Ok(Pool { devices, next: AtomicUsize::new(0) })
+        let mut devices = Vec::with_capacity(chosen.len());
+        for i in chosen {
+            let info = ffi::device_info(i as i32)?;
+            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
+            devices.push(Device { index: i as i32, info, state: Mutex::new(None), health: Mutex::default() });
+        }
+        Ok(Pool { devices, next: AtomicUsize::new(0), visible: n })
     }
 
     pub fn len(&self) -> usize {
@@ -238,16 +247,17 @@ impl Pool {
     /// it). None once every device is unusable.
     pub fn hold(&self) -> Option<Held<'_>> {
         let n = self.devices.len();
-        let gates = gates(n);
+        let gates = gates(self.visible);
         loop {
             let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
             let order = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable());
-            let idle = order.clone().find_map(|i| gates[i].try_lock().ok().map(|g| (i, g)));
+            let gate_of = |i: usize| &gates[self.devices[i].index as usize];
+            let idle = order.clone().find_map(|i| gate_of(i).try_lock().ok().map(|g| (i, g)));
             let (i, gate) = match idle {
                 Some(held) => held,
                 None => {
                     let i = order.clone().next()?;
-                    (i, gates[i].lock().unwrap_or_else(|e| e.into_inner()))
+                    (i, gate_of(i).lock().unwrap_or_else(|e| e.into_inner()))
                 }
             };
             let dev = &self.devices[i];
