@@ -97,8 +97,52 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         let devices = v["devices"].as_array().expect("status lists the backend's devices");
         assert_eq!(v["backend"] == "cpu", devices.is_empty(), "{s}");
         assert!(devices.iter().all(|d| d["usable"] == true), "{s}");
+
+        let mut text = ptr::null_mut();
+        ok(cuzk_engine_metrics(engine, &mut text, &mut err), err);
+        let m = CStr::from_ptr(text).to_string_lossy().into_owned();
+        cuzk_string_free(text);
+        assert_metrics(&m, 2);
         cuzk_engine_free(engine);
     }
+}
+
+/// The Prometheus text after `done` jobs succeeded (and none failed): every sample belongs to a
+/// family with HELP and TYPE, counters end in `_total`, outcomes are counted once, and the
+/// duration histograms saw each job and each partition's stages.
+fn assert_metrics(m: &str, done: u64) {
+    let mut types = std::collections::HashMap::new();
+    let mut helps = std::collections::HashSet::new();
+    for l in m.lines() {
+        let w: Vec<&str> = l.splitn(4, ' ').collect();
+        match w.as_slice() {
+            ["#", "TYPE", name, kind] => assert!(types.insert(name.to_string(), kind.to_string()).is_none(), "TYPE twice: {l}"),
+            ["#", "HELP", name, _] => assert!(helps.insert(name.to_string()), "HELP twice: {l}"),
+            _ => {}
+        }
+    }
+    let sample = |name: &str| -> f64 {
+        let line = m.lines().find(|l| l.split([' ', '{']).next() == Some(name)).unwrap_or_else(|| panic!("no {name} in\n{m}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    for l in m.lines().filter(|l| !l.starts_with('#')) {
+        let name = l.split([' ', '{']).next().unwrap();
+        let family = ["_bucket", "_sum", "_count"].iter().find_map(|s| name.strip_suffix(s)).filter(|f| types.get(*f).is_some_and(|k| k == "histogram")).unwrap_or(name);
+        let kind = types.get(family).unwrap_or_else(|| panic!("{name} has no TYPE:\n{m}"));
+        assert!(helps.contains(family), "{family} has no HELP");
+        assert_eq!(kind == "counter", family.ends_with("_total"), "{family} ({kind}): counters and only counters end in _total");
+        assert!(!family.contains("_seconds_") && !family.contains("_bytes_") || family.ends_with("_total"), "unit not last: {family}");
+    }
+    assert_eq!(sample("cuzk_jobs_submitted_total") as u64, done);
+    let finished: f64 = m.lines().filter(|l| l.starts_with("cuzk_jobs_finished_total{")).map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap()).sum();
+    assert_eq!(finished as u64, done, "each job counted once among the outcomes");
+    assert!(m.contains(&format!("cuzk_jobs_finished_total{{outcome=\"done\"}} {done}\n")), "{m}");
+    assert_eq!(sample("cuzk_job_duration_seconds_count") as u64, done);
+    assert!(m.contains(&format!("cuzk_job_duration_seconds_bucket{{le=\"+Inf\"}} {done}\n")), "{m}");
+    assert!(m.contains(&format!("cuzk_partition_stage_seconds_count{{stage=\"prove\"}} {done}\n")), "one 2 KiB partition per job: {m}");
+    assert!(sample("cuzk_job_duration_seconds_sum") > 0.0);
+    assert!(m.contains("cuzk_srs_resident_bytes{proof=\"StackedDrg2KiBV1_1\"}"), "{m}");
+    assert_eq!(sample("cuzk_partitions_awaiting_prover") as u64, 0);
 }
 
 #[test]

@@ -94,6 +94,10 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 7] =
+        [Stage::GateWait, Stage::MemoryWait, Stage::Synthesis, Stage::Prepare, Stage::ProveQueue, Stage::Prove, Stage::Finish];
+
     pub fn name(self) -> &'static str {
         match self {
             Stage::GateWait => "gate_wait",

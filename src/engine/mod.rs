@@ -14,13 +14,14 @@ mod dealloc;
 mod gate;
 mod job;
 mod memory;
+mod metrics;
 mod queue;
 mod status;
 mod workers;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -130,6 +131,9 @@ pub(crate) struct Shared {
     changed: Condvar,
     queue: WorkQueue,
     counters: Counters,
+    durations: metrics::Durations,
+    /// Synthesized partitions handed to the prover and not yet taken by it.
+    awaiting_prover: AtomicUsize,
     started: Instant,
     memory: Arc<memory::MemoryBudget>,
     /// Bounds the recorded-circuit (witness-only) syntheses running at once.
@@ -277,6 +281,8 @@ impl Engine {
             changed: Condvar::new(),
             queue: WorkQueue::default(),
             counters: Counters::default(),
+            durations: metrics::Durations::default(),
+            awaiting_prover: AtomicUsize::new(0),
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
             witness_gate: gate::Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())),

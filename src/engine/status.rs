@@ -79,6 +79,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "index": d.index,
                 "name": d.name,
                 "total_bytes": d.total_bytes,
+                "free_bytes": d.free_bytes,
                 "usable": d.usable,
                 "error": d.error,
                 "proofs": d.proofs,
@@ -97,6 +98,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         "uptime_s": sh.started.elapsed().as_secs_f64(),
         "synthesis_workers": sh.config.synthesis_threads(),
         "queued_partitions": sh.queue.len(),
+        "partitions_awaiting_prover": sh.awaiting_prover.load(Ordering::Relaxed),
         "jobs": {
             JobState::Queued.name(): by_state[0],
             JobState::Running.name(): by_state[1],
@@ -128,48 +130,72 @@ pub(super) fn status_json(engine: &Engine) -> String {
     .to_string()
 }
 
-/// The same numbers in the Prometheus text format.
+/// The same numbers in the Prometheus text format: base units in the names (`_seconds`,
+/// `_bytes`), counters end in `_total`, every family has HELP and TYPE, and each outcome is
+/// counted once (`cuzk_jobs_finished_total{outcome}` sums to the jobs that ended).
 pub(super) fn metrics_text(engine: &Engine) -> String {
     use std::fmt::Write;
     let sh = &engine.shared;
-    let by_state = jobs_by_state(engine);
     let mut o = String::new();
-    let _ = writeln!(o, "# HELP cuzk_jobs Jobs currently remembered, by state.\n# TYPE cuzk_jobs gauge");
+    let family = |o: &mut String, name: &str, kind: &str, help: &str| {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    };
+    let by_state = jobs_by_state(engine);
+    family(&mut o, "cuzk_jobs", "gauge", "Jobs the engine remembers now, by state (finished ones until their TTL).");
     for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {
         let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
     }
     let c = &sh.counters;
-    let _ = writeln!(o, "# HELP cuzk_jobs_total Jobs by final outcome since start.\n# TYPE cuzk_jobs_total counter");
-    for (name, v) in [("submitted", &c.submitted), ("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
-        let _ = writeln!(o, "cuzk_jobs_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
+    family(&mut o, "cuzk_jobs_submitted_total", "counter", "Jobs accepted since the engine started.");
+    let _ = writeln!(o, "cuzk_jobs_submitted_total {}", c.submitted.load(Ordering::Relaxed));
+    family(&mut o, "cuzk_jobs_finished_total", "counter", "Jobs that ended since the engine started, by outcome (each job once).");
+    for (name, v) in [("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
+        let _ = writeln!(o, "cuzk_jobs_finished_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
     }
-    let _ = writeln!(o, "# HELP cuzk_srs_resident_bytes Decoded SRS bytes held in memory.\n# TYPE cuzk_srs_resident_bytes gauge");
+    family(&mut o, "cuzk_queued_partitions", "gauge", "Partitions waiting for a synthesis worker.");
+    let _ = writeln!(o, "cuzk_queued_partitions {}", sh.queue.len());
+    family(&mut o, "cuzk_partitions_awaiting_prover", "gauge", "Synthesized partitions waiting for the prover.");
+    let _ = writeln!(o, "cuzk_partitions_awaiting_prover {}", sh.awaiting_prover.load(Ordering::Relaxed));
+    let mem = sh.memory.snapshot();
+    family(&mut o, "cuzk_synthesis_waiting_for_memory", "gauge", "Synthesis workers waiting for room in the memory budget.");
+    let _ = writeln!(o, "cuzk_synthesis_waiting_for_memory {}", mem.waiting);
+    family(&mut o, "cuzk_memory_reserved_bytes", "gauge", "Bytes reserved by partitions between synthesis and freeing.");
+    let _ = writeln!(o, "cuzk_memory_reserved_bytes {}", mem.reserved);
+    family(&mut o, "cuzk_memory_budget_bytes", "gauge", "Bytes partitions may reserve now.");
+    let _ = writeln!(o, "cuzk_memory_budget_bytes {}", sh.memory_limit());
+    let d = sh.dealloc.stats();
+    family(&mut o, "cuzk_dealloc_pending_bytes", "gauge", "Bytes queued for the deallocator thread.");
+    let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
+    family(&mut o, "cuzk_dealloc_freed_bytes_total", "counter", "Bytes the deallocator thread has freed.");
+    let _ = writeln!(o, "cuzk_dealloc_freed_bytes_total {}", d.freed_bytes.load(Ordering::Relaxed));
+    family(&mut o, "cuzk_srs_resident_bytes", "gauge", "Decoded SRS bytes held in host memory, by proof type.");
     for s in sh.srs.all() {
         let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
     }
+    family(&mut o, "cuzk_srs_load_seconds", "gauge", "How long the resident SRS took to load, by proof type.");
+    for s in sh.srs.all() {
+        let _ = writeln!(o, "cuzk_srs_load_seconds{{proof=\"{}\"}} {}", registry::name(s.proof), s.load_time.as_secs_f64());
+    }
     let devices = sh.backend.devices();
     if !devices.is_empty() {
-        let _ = writeln!(o, "# HELP cuzk_device_usable Whether a device can still prove (0 once its context is lost).\n# TYPE cuzk_device_usable gauge");
+        family(&mut o, "cuzk_device_usable", "gauge", "Whether a device can still prove (0 once its context is lost).");
         for d in &devices {
             let _ = writeln!(o, "cuzk_device_usable{{device=\"{}\"}} {}", d.index, d.usable as u8);
         }
-        let _ = writeln!(o, "# HELP cuzk_device_proofs_total Partition proofs per device and outcome.\n# TYPE cuzk_device_proofs_total counter");
+        family(&mut o, "cuzk_device_memory_total_bytes", "gauge", "Device memory, by device.");
         for d in &devices {
-            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"ok\"}} {}", d.index, d.proofs);
-            let _ = writeln!(o, "cuzk_device_proofs_total{{device=\"{}\",outcome=\"failed\"}} {}", d.index, d.failures);
+            let _ = writeln!(o, "cuzk_device_memory_total_bytes{{device=\"{}\"}} {}", d.index, d.total_bytes);
+        }
+        family(&mut o, "cuzk_device_memory_free_bytes", "gauge", "Free device memory when scraped, by device (SRS bases, circuits and workspaces stay resident).");
+        for d in devices.iter().filter(|d| d.free_bytes.is_some()) {
+            let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {}", d.index, d.free_bytes.unwrap_or(0));
+        }
+        family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_partitions_total{{device=\"{}\",outcome=\"ok\"}} {}", d.index, d.proofs);
+            let _ = writeln!(o, "cuzk_device_partitions_total{{device=\"{}\",outcome=\"failed\"}} {}", d.index, d.failures);
         }
     }
-    let d = sh.dealloc.stats();
-    let _ = writeln!(o, "# HELP cuzk_dealloc_pending_bytes Bytes queued for the deallocator thread.\n# TYPE cuzk_dealloc_pending_bytes gauge");
-    let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
-    let mem = sh.memory.snapshot();
-    let _ = writeln!(o, "# HELP cuzk_memory_reserved_bytes Bytes reserved by partitions between synthesis and freeing.\n# TYPE cuzk_memory_reserved_bytes gauge");
-    let _ = writeln!(o, "cuzk_memory_reserved_bytes {}", mem.reserved);
-    let _ = writeln!(o, "# HELP cuzk_memory_budget_bytes Bytes partitions may reserve now.\n# TYPE cuzk_memory_budget_bytes gauge");
-    let _ = writeln!(o, "cuzk_memory_budget_bytes {}", sh.memory_limit());
-    let _ = writeln!(o, "# HELP cuzk_synthesis_waiting_for_memory Synthesis workers waiting for room.\n# TYPE cuzk_synthesis_waiting_for_memory gauge");
-    let _ = writeln!(o, "cuzk_synthesis_waiting_for_memory {}", mem.waiting);
-    let _ = writeln!(o, "# HELP cuzk_queued_partitions Partitions waiting for synthesis.\n# TYPE cuzk_queued_partitions gauge");
-    let _ = writeln!(o, "cuzk_queued_partitions {}", sh.queue.len());
+    sh.durations.write(&mut o);
     o
 }

@@ -5,6 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -196,7 +197,9 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                 }
                 drop(pass); // the next partition may synthesize while this one waits for the prover
                 let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
+                shared.awaiting_prover.fetch_add(1, Ordering::Relaxed);
                 if let Err(back) = tx.send(s) {
+                    shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
                     // Prover gone (shutdown): free and stop.
                     let Synthesized { assignment, memory, .. } = back.0;
                     discard(shared, assignment, memory);
@@ -243,6 +246,7 @@ fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_
 
 fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Started>) {
     for s in rx {
+        shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
             discard(shared, assignment, memory);
@@ -367,6 +371,7 @@ fn finish(shared: &Shared, job: &Job) {
                 g.timings.verify = verify_time;
                 g.timings.total = j.submitted.elapsed();
                 let timings = g.timings.clone();
+                shared.durations.job_done(&timings);
                 g.result = Some(Arc::new(JobResult {
                     proof,
                     timings,

@@ -79,6 +79,8 @@ pub struct DeviceStatus {
     pub index: usize,
     pub name: String,
     pub total_bytes: u64,
+    /// Free device memory when the status was read (None: it could not be read).
+    pub free_bytes: Option<u64>,
     /// False once the device's context is lost (see `error`); it is skipped from then on.
     pub usable: bool,
     pub error: Option<String>,

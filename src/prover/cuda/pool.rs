@@ -278,6 +278,8 @@ impl Pool {
                     index: d.index as usize,
                     name: d.info.name.clone(),
                     total_bytes: d.info.total_bytes,
+                    // cudaMemGetInfo: no lock, so a status read never waits for a proof.
+                    free_bytes: if h.lost.is_none() { ffi::device_info(d.index).ok().map(|i| i.free_bytes) } else { None },
                     usable: h.lost.is_none(),
                     error: h.lost.clone(),
                     proofs: h.proofs,
