@@ -145,6 +145,10 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
  * again in this process. */
 cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 
+// The device's arithmetic ceiling (cuda/ceiling.cuh): rates[0] = 32-bit integer multiply-adds
+// per second, rates[1] = BLS12-381 Fp Montgomery multiplications per second. Takes ~1 s.
+cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double rates[2]);
+
 /* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
 void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "ceiling.cuh"
 #include "cuzk_cuda.h"
 #include "prove.cuh"
 
@@ -107,6 +108,16 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
             *free_bytes = fr;
         if (total_bytes != nullptr)
             *total_bytes = tot;
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double* rates)
+{
+    return guard([&] {
+        check_device(dev);
+        if (rates == nullptr)
+            throw sppark_error{CUZK_CUDA_E_INVALID, "rates is NULL"};
+        ceiling::measure(dev, rates);
     });
 }
 

@@ -17,6 +17,11 @@
 #           random SRS, verification off; W synthesis workers; writes timeline-STAGE.json),
 #           synth-shaped-P (one partition of proof P: upstream sequential vs
 #           cuzk parallel synthesis, needs .gpu-carry/cuzk-bench),
+#           installed (the library `make install` built, in .gpu-carry/install: its C example
+#           proves and verifies the 2 KiB fixture with the default config, i.e. backend auto),
+#           ceiling (the device's IMAD and Fp-mul rates, the MSM floor they imply),
+#           identity-test (tests/gpu_identity.rs, .gpu-carry/gpu-identity: byte identity, device
+#           selection),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -45,7 +50,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -64,7 +69,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -83,6 +88,20 @@ peer_synth() {
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
   rm -rf "$w" "$params"
+}
+
+# installed: the C example against the installed (fat, CUDA) library, default config.
+installed() {
+  local d=.gpu-carry/install sec=$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json
+  local hex='import json,sys; d=json.load(open(sys.argv[1])); print(bytes(d[sys.argv[2]]).hex() if isinstance(d[sys.argv[2]], list) else d[sys.argv[2]])'
+  local sid pid cr cd tk sd; sid=$(python3 -c "$hex" "$sec" sector_id); pid=$(python3 -c "$hex" "$sec" prover_id)
+  cr=$(python3 -c "$hex" "$sec" comm_r); cd=$(python3 -c "$hex" "$sec" comm_d); tk=$(python3 -c "$hex" "$sec" ticket); sd=$(python3 -c "$hex" "$sec" seed)
+  run installed-prove 120 env LD_LIBRARY_PATH="$d/lib" RUST_LOG= "$d/prove" "$CUZK_FIXTURES_DIR/params" \
+      "$(dirname "$sec")/c1.json" "$sid" "$pid" "$OUT/installed.proof"
+  grep -E "backend|CUDA device|uploaded|timings" "$OUT/installed-prove.log" | cut -c1-400
+  run installed-verify 60 env LD_LIBRARY_PATH="$d/lib" "$d/prove" verify "$CUZK_FIXTURES_DIR/params" StackedDrg2KiBV1_1 \
+      "$sid" "$pid" "$cr" "$cd" "$tk" "$sd" "$OUT/installed.proof"
+  cat "$OUT/installed-verify.log"
 }
 
 # alt-STAGE runs STAGE with $ALT_BIN (another build, for side-by-side comparisons in one run).
@@ -107,6 +126,9 @@ for s0 in "${stages[@]}"; do
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
+    ceiling) run ceiling 60 "$BIN" ceiling ;;
+    identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
+    installed) wait_fixture; installed ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
         run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" ;;

@@ -318,7 +318,24 @@ impl Engine {
             ));
         }
         let config = &self.shared.config;
-        self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())
+        let resident = self.shared.srs.get(proof)?.is_some_and(|s| s.path == path);
+        let srs = self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())?;
+        if !resident {
+            self.preload(&srs);
+        }
+        Ok(srs)
+    }
+
+    /// Put `srs` where the backend proves (VRAM for CUDA) now rather than at its first proof.
+    /// A failure (VRAM full, say) is logged, not returned: the first proof uploads it then.
+    /// `srs_load` does this; benchmarks that make their own SRS call it themselves.
+    pub fn preload(&self, srs: &Srs) {
+        let t = Instant::now();
+        match self.shared.backend.preload(srs) {
+            Ok(()) if self.shared.backend.devices().is_empty() => {}
+            Ok(()) => log::info!("SRS {} resident on the GPU(s) {:.1?} after loading", srs.path.display(), t.elapsed()),
+            Err(e) => log::warn!("SRS {} not uploaded to the GPU in advance (the first proof will): {e}", srs.path.display()),
+        }
     }
 
     /// Forget the SRS of `proof`; its memory goes once running jobs finish. Ok(false): none loaded.

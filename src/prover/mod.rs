@@ -16,7 +16,9 @@ use blstrs::{Bls12, Scalar};
 
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
-pub use cuda::{synthetic as cuda_synthetic, witness_stats, CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
+pub use cuda::{CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
+#[cfg(all(feature = "cuda", feature = "tools"))]
+pub use cuda::{synthetic as cuda_synthetic, witness_stats};
 #[cfg(feature = "cuda-fault-injection")]
 pub use cuda::{FaultKind, FaultSite};
 
@@ -134,6 +136,13 @@ pub trait Backend: Send + Sync {
     /// Backends that do not evaluate them on the CPU threads ([`Assignment::evaluate_deferred`]).
     fn evaluates_recorded(&self) -> bool {
         false
+    }
+
+    /// Make `srs` resident where the backend proves (the CUDA backend: its bases in each
+    /// device's memory), so the first proof does not pay for it. Default: nothing to do.
+    fn preload(&self, srs: &Srs) -> Result<()> {
+        let _ = srs;
+        Ok(())
     }
 
     /// The backend's devices and their health (none for the CPU backend).

@@ -20,6 +20,47 @@ fn timed_prove(
     (p, t.elapsed().as_secs_f64())
 }
 
+/// Field multiplications of a Pippenger MSM over `n` 255-bit scalars at its best window: per
+/// window one XYZZ mixed addition per scalar (8M + 2S) and the bucket sums (two full XYZZ
+/// additions, 12M + 2S each, per bucket). A lower bound of the work: no precomputation, no
+/// signed digits, no sorting counted.
+fn pippenger_fp_muls(n: f64) -> (f64, u32) {
+    (10..=22u32)
+        .map(|c| {
+            let windows = (255 + c - 1) / c;
+            (f64::from(windows) * (n * 10.0 + f64::from(1u32 << c) * 28.0), c)
+        })
+        .fold((f64::INFINITY, 0), |best, x| if x.0 < best.0 { x } else { best })
+}
+
+/// `ceiling`: the device's integer multiply-add and Fp multiplication rates, and what they make
+/// the floor of a G1 MSM at 2^24 and 2^27 (compare with bench-synthetic's gpu_msm_h).
+pub(crate) fn ceiling(_args: &[String]) -> bool {
+    let Some(gpu) = backend() else { return true };
+    for i in 0..gpu.device_count() {
+        let name = gpu.device_info(i).map(|d| d.name).unwrap_or_default();
+        match gpu.ceiling(i) {
+            Ok((imad, fp)) => {
+                let floor = |log: u32| {
+                    let (muls, c) = pippenger_fp_muls(f64::from(1u32 << log));
+                    serde_json::json!({ "log_n": log, "window_bits": c, "fp_muls": muls, "floor_s": muls / fp })
+                };
+                println!("device {i} ({name}): {:.3e} IMAD/s, {:.3e} Fp mul/s ({:.0} IMAD per Fp mul at those rates)", imad, fp, imad / fp);
+                println!(
+                    "{}",
+                    serde_json::json!({ "bench": "ceiling", "device": i, "name": name, "imad_per_s": imad, "fp_mul_per_s": fp,
+                        "msm_floor": [floor(24), floor(27)] })
+                );
+            }
+            Err(e) => {
+                println!("FAIL: device {i}: {e}");
+                return false;
+            }
+        }
+    }
+    true
+}
+
 pub(crate) fn bench_e2e(args: &[String]) -> bool {
     let runs: usize = arg(args, "--runs", 5);
     let jobs: usize = arg(args, "--jobs", 16);

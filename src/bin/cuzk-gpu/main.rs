@@ -1,6 +1,7 @@
 //! GPU checks and benchmarks of the CUDA backend, in one binary for the GPU machine.
 //!
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
+//!   cuzk-gpu ceiling                     the device's IMAD and Fp-multiplication rates and the MSM floor they imply
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
 //!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
 //!   cuzk-gpu selftest [--min-log N] [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
@@ -58,6 +59,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let ok = match args.first().map(String::as_str) {
         Some("probe") => probe(),
+        Some("ceiling") => ceiling(&args),
         Some("fixture") => fixture().is_ok(),
         Some("stats-2kib") => stats_2kib(),
         Some("selftest") => selftest(&args),

@@ -72,6 +72,10 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         if let Some(r) = r1cs {
             engine.adopt_circuit(r);
         }
+        // As srs_load does: the SRS goes to VRAM before the first job, not during it.
+        let t_up = Instant::now();
+        engine.preload(&srs);
+        println!("SRS preloaded to the GPU in {:.1}s", t_up.elapsed().as_secs_f64());
         let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
         println!(
             "engine: {} synthesis workers, memory budget {} GiB, partition footprint {} GiB",

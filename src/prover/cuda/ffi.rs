@@ -141,6 +141,7 @@ extern "C" {
     fn cuzk_cuda_device_count(count: *mut i32) -> Status;
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
+    fn cuzk_cuda_ceiling(dev: i32, rates: *mut f64) -> Status;
     #[cfg(feature = "cuda-fault-injection")]
     fn cuzk_cuda_inject_fault(kind: i32, site: i32) -> Status;
     fn cuzk_cuda_workspace_new(dev: i32, out: *mut *mut RawWorkspace) -> Status;
@@ -266,6 +267,14 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     .map_err(to_err("device info"))?;
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     Ok(DeviceInfo { name, free_bytes, total_bytes })
+}
+
+/// Device `dev`'s arithmetic ceiling: (32-bit IMADs per second, Fp multiplications per second).
+pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
+    let mut rates = [0f64; 2];
+    // SAFETY: `rates` holds the two doubles the call writes.
+    check(unsafe { cuzk_cuda_ceiling(dev, rates.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
+    Ok((rates[0], rates[1]))
 }
 
 /// Whether device `dev` still works after a failed call (Err: its context is lost).

@@ -318,6 +318,14 @@ impl CudaBackend {
         Ok(info)
     }
 
+    /// Device `i`'s arithmetic ceiling: (32-bit integer multiply-adds per second, BLS12-381 Fp
+    /// multiplications per second), measured now (~1 s; waits for the device to be free).
+    pub fn ceiling(&self, i: usize) -> Result<(f64, f64)> {
+        let d = self.pool.device(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
+        let _held = self.pool.hold_device(i);
+        ffi::ceiling(d.index)
+    }
+
     /// Device memory held by the backend's workspaces (not counting SRS bases).
     pub fn workspace_bytes(&self) -> u64 {
         self.pool.workspace_bytes()
@@ -596,6 +604,7 @@ impl CudaBackend {
     }
 }
 
+#[cfg(feature = "tools")]
 /// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
 pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
     let q = classify_all(&Witness::copy_of(asg))?;
@@ -617,6 +626,10 @@ impl Backend for CudaBackend {
 
     fn devices(&self) -> Vec<DeviceStatus> {
         self.pool.status()
+    }
+
+    fn preload(&self, srs: &Srs) -> Result<()> {
+        self.pool.preload(srs).map(|_| ())
     }
 
     fn evaluates_recorded(&self) -> bool {

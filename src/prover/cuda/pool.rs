@@ -243,6 +243,29 @@ impl Pool {
         self.devices.iter().any(Device::usable)
     }
 
+    /// Device `i` of the pool, held (waiting until no proof runs on it).
+    pub fn hold_device(&self, i: usize) -> Option<Held<'_>> {
+        let dev = self.devices.get(i)?;
+        let gate = gates(self.visible)[dev.index as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let state = dev.state.lock().unwrap_or_else(|e| e.into_inner());
+        Some(Held { dev, state, _gate: gate })
+    }
+
+    /// Upload `srs` to every usable device now (each waits for its device to be free), so no
+    /// proof pays for the upload. Returns the upload times.
+    pub fn preload(&self, srs: &Srs) -> Result<PhaseTimings> {
+        let mut t = PhaseTimings::default();
+        for i in (0..self.devices.len()).filter(|&i| self.devices[i].usable()) {
+            let Some(mut held) = self.hold_device(i) else { continue };
+            let res = held.state().and_then(|st| st.resident(srs, None, &mut t).map(|_| ()));
+            if res.is_err() {
+                held.record(&res);
+            }
+            res?;
+        }
+        Ok(t)
+    }
+
     /// An idle usable device if there is one, else the next usable one in turn (waiting for
     /// it). None once every device is unusable.
     pub fn hold(&self) -> Option<Held<'_>> {
