@@ -1,26 +1,41 @@
 //! The engine's split proofs: the prover thread only starts a proof (`Backend::start`, the device
-//! work on a GPU) and a finisher thread completes it (`Backend::finish`), so the next partition
+//! work on a GPU) and a finisher thread completes it (`ProofTail::finish`), so the next partition
 //! starts meanwhile. A backend that leaves every real CPU proof as a tail drives that path on a
 //! machine without a GPU: jobs through it verify with filecoin-proofs, and a failing tail fails
 //! its job with the backend's message while the engine keeps serving.
 
 mod common;
 
-use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use blstrs::Scalar;
 use cuzk::engine::{Engine, EngineConfig, JobState};
 use cuzk::error::Result;
-use cuzk::prover::{Backend, Begun, CpuBackend, PartitionProof};
+use cuzk::prover::{Backend, Begun, CpuBackend, PartitionProof, ProofTail};
 use cuzk::srs::Srs;
 use cuzk::synth::Assignment;
 
 /// The CPU backend, with each proof handed back as a tail; the first `fail` tails fail.
 struct Tailing {
     fail: usize,
-    finished: AtomicUsize,
+    /// Tails handed out so far.
+    tails: AtomicUsize,
+}
+
+/// A CPU proof waiting to be handed over by the finisher thread.
+struct Tail {
+    proof: PartitionProof,
+    fail: bool,
+}
+
+impl ProofTail for Tail {
+    fn finish(self: Box<Self>, _: &Srs) -> Result<PartitionProof> {
+        if self.fail {
+            return Err(cuzk::err!(Prover, "tail failed on purpose"));
+        }
+        Ok(self.proof)
+    }
 }
 
 impl Backend for Tailing {
@@ -33,14 +48,9 @@ impl Backend for Tailing {
     }
 
     fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
-        Ok(Begun::Tail(Box::new(self.prove(srs, asg, r, s)?)))
-    }
-
-    fn finish(&self, _: &Srs, tail: Box<dyn Any + Send>) -> Result<PartitionProof> {
-        if self.finished.fetch_add(1, Ordering::SeqCst) < self.fail {
-            return Err(cuzk::err!(Prover, "tail failed on purpose"));
-        }
-        Ok(*tail.downcast::<PartitionProof>().expect("a PartitionProof tail"))
+        let proof = self.prove(srs, asg, r, s)?;
+        let fail = self.tails.fetch_add(1, Ordering::SeqCst) < self.fail;
+        Ok(Begun::Tail(Box::new(Tail { proof, fail })))
     }
 }
 
@@ -48,7 +58,7 @@ impl Backend for Tailing {
 fn tails_finish_on_the_finisher_thread() {
     let f = common::fixture();
     let config = EngineConfig { params_dir: Some(f.params_dir.clone()), ..Default::default() };
-    let engine = Engine::with_backend(config, Box::new(Tailing { fail: 1, finished: AtomicUsize::new(0) })).unwrap();
+    let engine = Engine::with_backend(config, Box::new(Tailing { fail: 1, tails: AtomicUsize::new(0) })).unwrap();
     engine.srs_load(common::PROOF, None).unwrap();
 
     // Bounded waits: a tail nobody finishes must fail the test, not hang it.

@@ -286,7 +286,7 @@ fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
         let res = match (begun, job.work()) {
             (Begun::Done(pp), _) => Ok(pp),
             (Begun::Tail(tail), Some(work)) => {
-                let r = guarded("finishing the proof", || shared.backend.finish(&work.srs, tail));
+                let r = guarded("finishing the proof", || tail.finish(&work.srs));
                 shared.dealloc.free(work, 0);
                 r
             }

@@ -1,6 +1,7 @@
 //! Groth16 prover backends. Every backend takes the same [`Assignment`] and the blinding
 //! factors r, s, so backends can be compared byte for byte.
 
+mod assemble;
 mod cpu;
 // Internal FFI to cuda/, not part of the public C ABI.
 /// cbindgen:ignore
@@ -91,11 +92,17 @@ pub struct DeviceStatus {
     pub failures: u64,
 }
 
-/// A proof [`Backend::start`]ed: already done, or with a CPU tail left for [`Backend::finish`].
+/// A proof [`Backend::start`]ed: already done, or with its tail left to finish.
 pub enum Begun {
     Done(PartitionProof),
-    /// The backend's own state of the tail.
-    Tail(Box<dyn std::any::Any + Send>),
+    Tail(Box<dyn ProofTail>),
+}
+
+/// What is left of a proof once the backend let go of its device: downloads, B_G2 from CPU
+/// threads, assembly. Each backend's tail type carries everything it needs, so the engine's
+/// finisher thread runs it without knowing the backend.
+pub trait ProofTail: Send {
+    fn finish(self: Box<Self>, srs: &Srs) -> Result<PartitionProof>;
 }
 
 pub trait Backend: Send + Sync {
@@ -114,7 +121,7 @@ pub trait Backend: Send + Sync {
     }
 
     /// The part of [`Backend::prove`] that must hold the prover (the CUDA backend's device
-    /// work). The engine runs [`Backend::finish`] on another thread, so the next partition's
+    /// work). The engine finishes a [`Begun::Tail`] on another thread, so the next partition's
     /// device work starts while this one's CPU tail (assembly; B_G2 when it runs on CPU threads)
     /// completes. A backend may give up with `Status::Cancelled` at a phase boundary once
     /// `cancelled()` returns true (so cancel and shutdown do not wait for a whole proof).
@@ -150,9 +157,4 @@ pub trait Backend: Send + Sync {
         Vec::new()
     }
 
-    /// The tail of a proof [`Backend::start`] left as [`Begun::Tail`].
-    fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
-        let _ = (srs, tail);
-        Err(crate::err!(Internal, "backend {} leaves no proof tails to finish", self.name()))
-    }
 }

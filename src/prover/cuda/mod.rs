@@ -8,7 +8,8 @@
 //!              (unprepared: classify on CPU threads ── concurrently ──────────────┴─────────────────┤)
 //!              stage sparse: bitmaps ─ batch additions (ones) ─ ΣH with the significant L and
 //!              r·B_G1 terms folded in ─ A (and, on a second host thread, B_G2) Pippenger ─ unlock
-//! prove_finish: B_G2 from CPU threads if so configured, assemble (cpu::assemble)
+//! Started::finish (the proof's tail): B_G2 from CPU threads if so configured, assemble
+//!              (prover::assemble, shared with the CPU backend)
 //! ```
 //!
 //! A device whose context is lost (a sticky CUDA error) is marked unusable and skipped
@@ -20,6 +21,9 @@
 //! proof. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
 
+/// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
+#[cfg(any(test, feature = "tools"))]
+mod checks;
 mod ffi;
 mod pool;
 mod prep;
@@ -41,12 +45,14 @@ use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Group};
 use rayon::prelude::*;
 
-use super::cpu::{assemble, check_shape, MsmSums};
+use super::assemble::{assemble, check_shape, MsmSums};
 use super::msm::msm_sparse;
-use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings};
+use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings, ProofTail};
 use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::{Assignment, R1cs};
+#[cfg(feature = "tools")]
+pub use checks::witness_stats;
 pub use ffi::DeviceInfo;
 use pool::Pool;
 use prep::{classify, SparseScalars};
@@ -113,7 +119,7 @@ enum BG2 {
     Thread(JoinHandle<Result<(G2Projective, Duration)>>),
 }
 
-/// The GPU's share of one proof, before assembly ([`CudaBackend::prove_finish`]).
+/// The GPU's share of one proof, before assembly: the proof's tail ([`ProofTail`]).
 pub struct Started {
     /// h (with the significant L and r·B_G1 terms folded in), L, A, B_G1.
     sums: [G1Projective; 4],
@@ -552,7 +558,15 @@ impl CudaBackend {
 
     /// Wait for B_G2 (when on CPU threads), blind and assemble.
     pub fn prove_finish(&self, srs: &Srs, s0: Started) -> Result<PartitionProof> {
-        let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = s0;
+        Box::new(s0).finish(srs)
+    }
+}
+
+
+impl ProofTail for Started {
+    /// B_G2 (joined from its CPU thread when it ran there), then the proof's assembly.
+    fn finish(self: Box<Self>, srs: &Srs) -> Result<PartitionProof> {
+        let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = *self;
         let b_g2 = match b_g2 {
             BG2::Done(v) => v,
             BG2::Thread(h) => {
@@ -570,45 +584,6 @@ impl CudaBackend {
         garbage.push((Box::new(witness), wbytes));
         Ok(PartitionProof { proof, phases, garbage, cpu_fallback: false })
     }
-
-    /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
-    /// L, A, B_G1 (and B_G2 when it runs on the GPU) the sum of the one-scalar bases and the MSM
-    /// of the rest. For tests and `cuzk-gpu selftest`; returns (part, matches).
-    pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
-        let p = &srs.params;
-        if asg.deferred.is_some() {
-            return Err(err!(InvalidArgument, "check_parts needs an assignment with a, b, c evaluated"));
-        }
-        check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
-        let w = Witness::copy_of(asg);
-        let q = classify_all(&w)?;
-        let mut t = PhaseTimings::default();
-        let on_gpu = self.b_g2_on_gpu();
-        let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
-        let (gpu, q) = self.run_gpu(srs, abc, &w, Some(q), true, on_gpu, None, &mut t)?;
-        let h = super::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
-        let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
-        let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
-        res.push(("msm_h", cpu_h == gpu.h));
-        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
-        let names = [("ones_l", "sig_l"), ("ones_a", "sig_a"), ("ones_b_g1", "sig_b_g1")];
-        for f in 0..3 {
-            res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
-            res.push((names[f].1, cpu_sig_g1(bases[f], &q[f])? == gpu.sig[f]));
-        }
-        if let Some((ones, rest)) = gpu.b2 {
-            res.push(("ones_b_g2", cpu_ones(&p.b_g2, &q[2]) == ones));
-            res.push(("sig_b_g2", cpu_sig_g2(&p.b_g2, &q[2])? == rest));
-        }
-        Ok(res)
-    }
-}
-
-#[cfg(feature = "tools")]
-/// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
-pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
-    let q = classify_all(&Witness::copy_of(asg))?;
-    Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
 }
 
 impl Backend for CudaBackend {
@@ -645,11 +620,6 @@ impl Backend for CudaBackend {
             return self.cpu_fallback(srs, assignment, r, s).map(Begun::Done);
         }
         Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
-    }
-
-    fn finish(&self, srs: &Srs, tail: Box<dyn std::any::Any + Send>) -> Result<PartitionProof> {
-        let started = tail.downcast::<Started>().map_err(|_| err!(Internal, "not a CUDA proof tail"))?;
-        self.prove_finish(srs, *started)
     }
 }
 

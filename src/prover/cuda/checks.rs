@@ -1,0 +1,44 @@
+//! The CUDA backend checked against the CPU part by part (tests and `cuzk-gpu selftest`), and
+//! the witness statistics `cuzk-gpu stats-2kib` prints.
+
+use super::*;
+
+impl CudaBackend {
+    /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
+    /// L, A, B_G1 (and B_G2 when it runs on the GPU) the sum of the one-scalar bases and the MSM
+    /// of the rest. For tests and `cuzk-gpu selftest`; returns (part, matches).
+    pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
+        let p = &srs.params;
+        if asg.deferred.is_some() {
+            return Err(err!(InvalidArgument, "check_parts needs an assignment with a, b, c evaluated"));
+        }
+        check_shape(srs, asg.a.len(), asg.input.len(), asg.aux.len())?;
+        let w = Witness::copy_of(asg);
+        let q = classify_all(&w)?;
+        let mut t = PhaseTimings::default();
+        let on_gpu = self.b_g2_on_gpu();
+        let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
+        let (gpu, q) = self.run_gpu(srs, abc, &w, Some(q), true, on_gpu, None, &mut t)?;
+        let h = crate::prover::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
+        let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
+        let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;
+        res.push(("msm_h", cpu_h == gpu.h));
+        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
+        let names = [("ones_l", "sig_l"), ("ones_a", "sig_a"), ("ones_b_g1", "sig_b_g1")];
+        for f in 0..3 {
+            res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
+            res.push((names[f].1, cpu_sig_g1(bases[f], &q[f])? == gpu.sig[f]));
+        }
+        if let Some((ones, rest)) = gpu.b2 {
+            res.push(("ones_b_g2", cpu_ones(&p.b_g2, &q[2]) == ones));
+            res.push(("sig_b_g2", cpu_sig_g2(&p.b_g2, &q[2])? == rest));
+        }
+        Ok(res)
+    }
+}
+
+/// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
+pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
+    let q = classify_all(&Witness::copy_of(asg))?;
+    Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
+}
