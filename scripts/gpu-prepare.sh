@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the CUDA-enabled `cuzk-gpu` binary here (CPU-only machine) and stages what the GPU
-# machine needs in .gpu-carry/ (git-ignored through .git/info/exclude): the stripped binary and
+# Builds the CUDA-enabled `cuzk-gpu` binary (and the GPU test binaries) here (CPU-only machine)
+# and stages what the GPU machine needs in .gpu-carry/ (git-ignored through .git/info/exclude): the stripped binary and
 # the 2 KiB sector fixture's C1 (the 1.1 GB params are regenerated there by scripts/gpu-run.sh).
 # Then: device run with carry [".gpu-carry"] and command "scripts/gpu-run.sh".
 set -euo pipefail
@@ -15,13 +15,27 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures
 grep -qx '/.gpu-carry/' "$exclude" 2>/dev/null || echo '/.gpu-carry/' >> "$exclude"
 strip -o .gpu-carry/cuzk-gpu "$CARGO_TARGET_DIR/release/cuzk-gpu"
-# The GPU fault-injection test (feature cuda-fault-injection: never in a release build).
-faults=$(cargo test --release --features cuda-fault-injection --test gpu_faults --no-run --message-format=json \
-  | python3 -c 'import json,sys
+# A test binary's path: test_exe FEATURES TEST.
+test_exe() {
+  cargo test --release --features "$1" --test "$2" --no-run --message-format=json | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_faults" and m.get("executable"): print(m["executable"])')
-strip -o .gpu-carry/gpu-faults "$faults"
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"): print(m["executable"])' "$2"
+}
+# The GPU fault-injection test (feature cuda-fault-injection: never in a release build) and the
+# identity test (stage identity-test).
+strip -o .gpu-carry/gpu-faults "$(test_exe cuda-fault-injection gpu_faults)"
+strip -o .gpu-carry/gpu-identity "$(test_exe cuda gpu_identity)"
+# Stage `installed`: the library `make install` builds (all architectures: minutes) and the C
+# example linked against it. Only with GPU_PREPARE_INSTALL=1.
+if [ "${GPU_PREPARE_INSTALL:-0}" = 1 ]; then
+  prefix=$(mktemp -d)
+  make --no-print-directory install PREFIX="$prefix"
+  mkdir -p .gpu-carry/install/lib
+  strip -o .gpu-carry/install/lib/libcuzk.so.1 "$(readlink -f "$prefix/lib/libcuzk.so.1")"
+  cc -std=c11 -O2 -I"$prefix/include" examples/c/prove.c -o .gpu-carry/install/prove -L"$prefix/lib" -lcuzk
+  rm -rf "$prefix"
+fi
 fix=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
 if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe
