@@ -18,7 +18,7 @@ pub struct CpuBackend;
 /// bellperson's own H computation (EvaluationDomain), kept as the reference the faster
 /// [`super::ntt`] path and the GPU NTTs are checked against. First n−1 coefficients (the last
 /// is always zero).
-#[cfg(any(test, feature = "cuda"))]
+#[cfg(any(test, all(feature = "cuda", feature = "tools")))]
 pub(crate) fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
     use bellperson::domain::EvaluationDomain;
     use ec_gpu_gen::threadpool::Worker;

@@ -42,7 +42,9 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::{Field, PrimeField};
+#[cfg(any(test, feature = "tools"))]
 use group::{prime::PrimeCurveAffine, Group};
+#[cfg(any(test, feature = "tools"))]
 use rayon::prelude::*;
 
 use super::assemble::{assemble, check_shape, MsmSums};
@@ -70,6 +72,7 @@ struct Witness {
 }
 
 impl Witness {
+    #[cfg(any(test, feature = "tools"))]
     fn copy_of(asg: &Assignment) -> Witness {
         Witness {
             input: asg.input.clone(),
@@ -147,6 +150,8 @@ struct GpuParts {
     sig: [G1Projective; 3],
     /// (ones, rest) of B over G2, when it ran on the GPU.
     b2: Option<(G2Projective, G2Projective)>,
+    /// H's coefficients, downloaded only when checking (read by `checks`).
+    #[cfg_attr(not(any(test, feature = "tools")), allow(dead_code))]
     h_coeffs: Option<Vec<Scalar>>,
 }
 
@@ -187,7 +192,8 @@ fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
     Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
-/// Σ bases[j] over the bits of q.ones, on the CPU.
+/// Σ bases[j] over the bits of q.ones, on the CPU (the self-checks' reference).
+#[cfg(any(test, feature = "tools"))]
 fn cpu_ones<G>(bases: &[G], q: &SparseScalars) -> G::Curve
 where
     G: PrimeCurveAffine + Sync,
