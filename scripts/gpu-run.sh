@@ -93,9 +93,9 @@ peer_synth() {
 # installed: the C example against the installed (fat, CUDA) library, default config.
 installed() {
   local d=.gpu-carry/install sec=$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json
-  local hex='import json,sys; d=json.load(open(sys.argv[1])); print(bytes(d[sys.argv[2]]).hex() if isinstance(d[sys.argv[2]], list) else d[sys.argv[2]])'
-  local sid pid cr cd tk sd; sid=$(python3 -c "$hex" "$sec" sector_id); pid=$(python3 -c "$hex" "$sec" prover_id)
-  cr=$(python3 -c "$hex" "$sec" comm_r); cd=$(python3 -c "$hex" "$sec" comm_d); tk=$(python3 -c "$hex" "$sec" ticket); sd=$(python3 -c "$hex" "$sec" seed)
+  local sid pid cr cd tk sd
+  read -r sid pid cr cd tk sd < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(d["sector_id"], *(bytes(d[k]).hex() for k in ("prover_id", "comm_r", "comm_d", "ticket", "seed")))' "$sec")
   run installed-prove 120 env LD_LIBRARY_PATH="$d/lib" RUST_LOG= "$d/prove" "$CUZK_FIXTURES_DIR/params" \
       "$(dirname "$sec")/c1.json" "$sid" "$pid" "$OUT/installed.proof"
   grep -E "backend|CUDA device|uploaded|timings" "$OUT/installed-prove.log" | cut -c1-400

@@ -13,6 +13,17 @@ use super::job::{JobTimings, Stage};
 /// Upper bounds in seconds: 10 ms (a 2 KiB stage) to 10 min (a 64 GiB C2 on the CPU).
 const BOUNDS: [f64; 16] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
 
+/// The `# HELP` and `# TYPE` lines that open a metric family.
+pub(super) fn family(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A family of one unlabelled sample.
+pub(super) fn single(o: &mut String, name: &str, kind: &str, help: &str, value: impl std::fmt::Display) {
+    family(o, name, kind, help);
+    let _ = writeln!(o, "{name} {value}");
+}
+
 pub(crate) struct Histogram {
     /// Observations <= BOUNDS[i] (not cumulative; summed when written).
     buckets: [AtomicU64; BOUNDS.len()],
@@ -79,15 +90,19 @@ impl Durations {
     }
 
     pub fn write(&self, o: &mut String) {
-        let _ = writeln!(o, "# HELP cuzk_job_duration_seconds Submit to proof, per job that succeeded.\n# TYPE cuzk_job_duration_seconds histogram");
-        self.job.write(o, "cuzk_job_duration_seconds", "");
-        let _ = writeln!(o, "# HELP cuzk_job_queue_seconds Submit to the start of a job's first partition, per job that succeeded.\n# TYPE cuzk_job_queue_seconds histogram");
-        self.queue.write(o, "cuzk_job_queue_seconds", "");
-        let _ = writeln!(o, "# HELP cuzk_job_verify_seconds Verification of the assembled proof, per job that succeeded.\n# TYPE cuzk_job_verify_seconds histogram");
-        self.verify.write(o, "cuzk_job_verify_seconds", "");
-        let _ = writeln!(o, "# HELP cuzk_partition_stage_seconds Time one partition spent in one pipeline stage (jobs that succeeded).\n# TYPE cuzk_partition_stage_seconds histogram");
+        let jobs = [
+            (&self.job, "cuzk_job_duration_seconds", "Submit to proof, per job that succeeded."),
+            (&self.queue, "cuzk_job_queue_seconds", "Submit to the start of a job's first partition, per job that succeeded."),
+            (&self.verify, "cuzk_job_verify_seconds", "Verification of the assembled proof, per job that succeeded."),
+        ];
+        for (h, name, help) in jobs {
+            family(o, name, "histogram", help);
+            h.write(o, name, "");
+        }
+        let name = "cuzk_partition_stage_seconds";
+        family(o, name, "histogram", "Time one partition spent in one pipeline stage (jobs that succeeded).");
         for (h, st) in self.stages.iter().zip(Stage::ALL) {
-            h.write(o, "cuzk_partition_stage_seconds", &format!("stage=\"{}\",", st.name()));
+            h.write(o, name, &format!("stage=\"{}\",", st.name()));
         }
     }
 }

@@ -225,6 +225,8 @@ pub struct Engine {
 /// ordinal that does not exist is an error under "auto" too (a typo must not mean the CPU).
 fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     let only = config.devices.as_deref();
+    // Falling back to the CPU is news, and a warning when devices were asked for.
+    let fallback = if only.is_some() { log::Level::Warn } else { log::Level::Info };
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend)),
         #[cfg(feature = "cuda")]
@@ -236,16 +238,14 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
                 Ok(Box::new(b))
             }
             Err(e) if e.status == crate::error::Status::Unsupported => {
-                let level = if only.is_some() { log::Level::Warn } else { log::Level::Info };
-                log::log!(level, "backend auto: not using CUDA ({}); proving on the CPU", e.message);
+                log::log!(fallback, "backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend))
             }
             Err(e) => Err(e),
         },
         #[cfg(not(feature = "cuda"))]
         "auto" => {
-            let level = if only.is_some() { log::Level::Warn } else { log::Level::Info };
-            log::log!(level, "backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
+            log::log!(fallback, "backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
             Ok(Box::new(CpuBackend))
         }
         #[cfg(not(feature = "cuda"))]
@@ -318,9 +318,8 @@ impl Engine {
             ));
         }
         let config = &self.shared.config;
-        let resident = self.shared.srs.get(proof)?.is_some_and(|s| s.path == path);
-        let srs = self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())?;
-        if !resident {
+        let (srs, loaded) = self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())?;
+        if loaded {
             self.preload(&srs);
         }
         Ok(srs)
@@ -330,11 +329,8 @@ impl Engine {
     /// A failure (VRAM full, say) is logged, not returned: the first proof uploads it then.
     /// `srs_load` does this; benchmarks that make their own SRS call it themselves.
     pub fn preload(&self, srs: &Srs) {
-        let t = Instant::now();
-        match self.shared.backend.preload(srs) {
-            Ok(()) if self.shared.backend.devices().is_empty() => {}
-            Ok(()) => log::info!("SRS {} resident on the GPU(s) {:.1?} after loading", srs.path.display(), t.elapsed()),
-            Err(e) => log::warn!("SRS {} not uploaded to the GPU in advance (the first proof will): {e}", srs.path.display()),
+        if let Err(e) = self.shared.backend.preload(srs) {
+            log::warn!("SRS {} not uploaded to the GPU in advance (the first proof will): {e}", srs.path.display());
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::job::{JobResult, JobState, JobTimings};
+use super::metrics::{family, single};
 use super::Engine;
 use crate::registry;
 
@@ -137,43 +138,36 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     use std::fmt::Write;
     let sh = &engine.shared;
     let mut o = String::new();
-    let family = |o: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    };
     let by_state = jobs_by_state(engine);
     family(&mut o, "cuzk_jobs", "gauge", "Jobs the engine remembers now, by state (finished ones until their TTL).");
     for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {
         let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
     }
     let c = &sh.counters;
-    family(&mut o, "cuzk_jobs_submitted_total", "counter", "Jobs accepted since the engine started.");
-    let _ = writeln!(o, "cuzk_jobs_submitted_total {}", c.submitted.load(Ordering::Relaxed));
+    single(&mut o, "cuzk_jobs_submitted_total", "counter", "Jobs accepted since the engine started.", c.submitted.load(Ordering::Relaxed));
     family(&mut o, "cuzk_jobs_finished_total", "counter", "Jobs that ended since the engine started, by outcome (each job once).");
     for (name, v) in [("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
         let _ = writeln!(o, "cuzk_jobs_finished_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
     }
-    family(&mut o, "cuzk_queued_partitions", "gauge", "Partitions waiting for a synthesis worker.");
-    let _ = writeln!(o, "cuzk_queued_partitions {}", sh.queue.len());
-    family(&mut o, "cuzk_partitions_awaiting_prover", "gauge", "Synthesized partitions waiting for the prover.");
-    let _ = writeln!(o, "cuzk_partitions_awaiting_prover {}", sh.awaiting_prover.load(Ordering::Relaxed));
+    single(&mut o, "cuzk_queued_partitions", "gauge", "Partitions waiting for a synthesis worker.", sh.queue.len());
+    let awaiting = sh.awaiting_prover.load(Ordering::Relaxed);
+    single(&mut o, "cuzk_partitions_awaiting_prover", "gauge", "Synthesized partitions waiting for the prover.", awaiting);
     let mem = sh.memory.snapshot();
-    family(&mut o, "cuzk_synthesis_waiting_for_memory", "gauge", "Synthesis workers waiting for room in the memory budget.");
-    let _ = writeln!(o, "cuzk_synthesis_waiting_for_memory {}", mem.waiting);
-    family(&mut o, "cuzk_memory_reserved_bytes", "gauge", "Bytes reserved by partitions between synthesis and freeing.");
-    let _ = writeln!(o, "cuzk_memory_reserved_bytes {}", mem.reserved);
-    family(&mut o, "cuzk_memory_budget_bytes", "gauge", "Bytes partitions may reserve now.");
-    let _ = writeln!(o, "cuzk_memory_budget_bytes {}", sh.memory_limit());
+    single(&mut o, "cuzk_synthesis_waiting_for_memory", "gauge", "Synthesis workers waiting for room in the memory budget.", mem.waiting);
+    single(&mut o, "cuzk_memory_reserved_bytes", "gauge", "Bytes reserved by partitions between synthesis and freeing.", mem.reserved);
+    single(&mut o, "cuzk_memory_budget_bytes", "gauge", "Bytes partitions may reserve now.", sh.memory_limit());
     let d = sh.dealloc.stats();
-    family(&mut o, "cuzk_dealloc_pending_bytes", "gauge", "Bytes queued for the deallocator thread.");
-    let _ = writeln!(o, "cuzk_dealloc_pending_bytes {}", d.pending_bytes.load(Ordering::Relaxed));
-    family(&mut o, "cuzk_dealloc_freed_bytes_total", "counter", "Bytes the deallocator thread has freed.");
-    let _ = writeln!(o, "cuzk_dealloc_freed_bytes_total {}", d.freed_bytes.load(Ordering::Relaxed));
+    let pending = d.pending_bytes.load(Ordering::Relaxed);
+    single(&mut o, "cuzk_dealloc_pending_bytes", "gauge", "Bytes queued for the deallocator thread.", pending);
+    let freed = d.freed_bytes.load(Ordering::Relaxed);
+    single(&mut o, "cuzk_dealloc_freed_bytes_total", "counter", "Bytes the deallocator thread has freed.", freed);
+    let srs = sh.srs.all();
     family(&mut o, "cuzk_srs_resident_bytes", "gauge", "Decoded SRS bytes held in host memory, by proof type.");
-    for s in sh.srs.all() {
+    for s in &srs {
         let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
     }
     family(&mut o, "cuzk_srs_load_seconds", "gauge", "How long the resident SRS took to load, by proof type.");
-    for s in sh.srs.all() {
+    for s in &srs {
         let _ = writeln!(o, "cuzk_srs_load_seconds{{proof=\"{}\"}} {}", registry::name(s.proof), s.load_time.as_secs_f64());
     }
     let devices = sh.backend.devices();
@@ -187,8 +181,8 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
             let _ = writeln!(o, "cuzk_device_memory_total_bytes{{device=\"{}\"}} {}", d.index, d.total_bytes);
         }
         family(&mut o, "cuzk_device_memory_free_bytes", "gauge", "Free device memory when scraped, by device (SRS bases, circuits and workspaces stay resident).");
-        for d in devices.iter().filter(|d| d.free_bytes.is_some()) {
-            let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {}", d.index, d.free_bytes.unwrap_or(0));
+        for (d, free) in devices.iter().filter_map(|d| Some((d, d.free_bytes?))) {
+            let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {free}", d.index);
         }
         family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
         for d in &devices {

@@ -230,24 +230,24 @@ pub struct SrsManager {
 
 impl SrsManager {
     /// Load the SRS of `proof` from `path` (through the decoded-SRS cache in `cache_dir`, if
-    /// given) unless the same file is already resident.
+    /// given) unless the same file is already resident; the flag says whether this call loaded it.
     pub fn load(
         &self,
         proof: RegisteredSealProof,
         path: &Path,
         validation: Validation,
         cache_dir: Option<&Path>,
-    ) -> Result<Arc<Srs>> {
+    ) -> Result<(Arc<Srs>, bool)> {
         let id = registry::circuit_identifier(proof)?;
         let _guard = self.loading.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = self.get_by_id(&id) {
             if s.path == path {
-                return Ok(s);
+                return Ok((s, false));
             }
         }
         let srs = Arc::new(Srs::load_with(proof, path, validation, cache_dir)?);
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
-        Ok(srs)
+        Ok((srs, true))
     }
 
     fn get_by_id(&self, id: &str) -> Option<Arc<Srs>> {

@@ -1,6 +1,9 @@
 //! The CUDA backend checked against the CPU part by part (tests and `cuzk-gpu selftest`), and
 //! the witness statistics `cuzk-gpu stats-2kib` prints.
 
+use group::{prime::PrimeCurveAffine, Group};
+use rayon::prelude::*;
+
 use super::*;
 
 impl CudaBackend {
@@ -41,4 +44,25 @@ impl CudaBackend {
 pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
     let q = classify_all(&Witness::copy_of(asg))?;
     Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
+}
+
+/// Σ bases[j] over the bits of q.ones, on the CPU (the self-checks' reference).
+pub(super) fn cpu_ones<G>(bases: &[G], q: &SparseScalars) -> G::Curve
+where
+    G: PrimeCurveAffine + Sync,
+    G::Curve: Send + std::ops::AddAssign<G>,
+{
+    q.ones
+        .par_iter()
+        .enumerate()
+        .map(|(w, &bits)| {
+            let mut acc = G::Curve::identity();
+            for b in 0..32 {
+                if bits >> b & 1 == 1 {
+                    acc += bases[w * 32 + b];
+                }
+            }
+            acc
+        })
+        .reduce(G::Curve::identity, |a, b| a + b)
 }

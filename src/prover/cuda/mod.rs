@@ -42,10 +42,6 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::{Field, PrimeField};
-#[cfg(any(test, feature = "tools"))]
-use group::{prime::PrimeCurveAffine, Group};
-#[cfg(any(test, feature = "tools"))]
-use rayon::prelude::*;
 
 use super::assemble::{assemble, check_shape, MsmSums};
 use super::msm::msm_sparse;
@@ -190,28 +186,6 @@ fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
 fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
     let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
-}
-
-/// Σ bases[j] over the bits of q.ones, on the CPU (the self-checks' reference).
-#[cfg(any(test, feature = "tools"))]
-fn cpu_ones<G>(bases: &[G], q: &SparseScalars) -> G::Curve
-where
-    G: PrimeCurveAffine + Sync,
-    G::Curve: Send + std::ops::AddAssign<G>,
-{
-    q.ones
-        .par_iter()
-        .enumerate()
-        .map(|(w, &bits)| {
-            let mut acc = G::Curve::identity();
-            for b in 0..32 {
-                if bits >> b & 1 == 1 {
-                    acc += bases[w * 32 + b];
-                }
-            }
-            acc
-        })
-        .reduce(G::Curve::identity, |a, b| a + b)
 }
 
 fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
@@ -568,7 +542,6 @@ impl CudaBackend {
     }
 }
 
-
 impl ProofTail for Started {
     /// B_G2 (joined from its CPU thread when it ran there), then the proof's assembly.
     fn finish(self: Box<Self>, srs: &Srs) -> Result<PartitionProof> {
@@ -610,7 +583,7 @@ impl Backend for CudaBackend {
     }
 
     fn preload(&self, srs: &Srs) -> Result<()> {
-        self.pool.preload(srs).map(|_| ())
+        self.pool.preload(srs)
     }
 
     fn evaluates_recorded(&self) -> bool {
@@ -631,6 +604,7 @@ impl Backend for CudaBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::checks::cpu_ones;
     use super::*;
     use crate::prover::CpuBackend;
     use crate::registry::RegisteredSealProof;

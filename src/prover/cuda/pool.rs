@@ -252,18 +252,17 @@ impl Pool {
     }
 
     /// Upload `srs` to every usable device now (each waits for its device to be free), so no
-    /// proof pays for the upload. Returns the upload times.
-    pub fn preload(&self, srs: &Srs) -> Result<PhaseTimings> {
-        let mut t = PhaseTimings::default();
+    /// proof pays for the upload (`resident` logs each upload).
+    pub fn preload(&self, srs: &Srs) -> Result<()> {
         for i in (0..self.devices.len()).filter(|&i| self.devices[i].usable()) {
             let Some(mut held) = self.hold_device(i) else { continue };
-            let res = held.state().and_then(|st| st.resident(srs, None, &mut t).map(|_| ()));
+            let res = held.state().and_then(|st| st.resident(srs, None, &mut PhaseTimings::default()).map(|_| ()));
             if res.is_err() {
-                held.record(&res);
+                held.record(&res); // a failed upload counts like a failed proof: the device is checked
             }
             res?;
         }
-        Ok(t)
+        Ok(())
     }
 
     /// An idle usable device if there is one, else the next usable one in turn (waiting for
