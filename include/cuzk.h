@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stddef.h>
 
+// Bytes of one Groth16 proof (compressed A, B, C).
+#define PROOF_BYTES 192
+
 // ABI version of this header; compare with `cuzk_abi_version()` at run time.
 #define CUZK_ABI_VERSION 1
 
@@ -25,6 +28,19 @@
 #define CUZK_VERSION_MINOR 1
 
 #define CUZK_VERSION_PATCH 0
+
+// Proof kinds, as `cuzk_srs_load_kind` takes them.
+#define CUZK_KIND_POREP 0
+
+#define CUZK_KIND_WINNING_POST 1
+
+#define CUZK_KIND_WINDOW_POST 2
+
+#define CUZK_KIND_SNAP_DEALS 3
+
+// `priority` value meaning "the kind's default": WinningPoSt 2000, WindowPoSt 1000, PoRep and
+// SnapDeals 0 (higher runs first).
+#define CUZK_PRIORITY_DEFAULT INT32_MIN
 
 // Job states as seen by callers. Numbers are part of the C ABI.
 enum cuzk_job_state
@@ -102,6 +118,8 @@ enum cuzk_status
   CUZK_STATUS_PANIC = 13,
   // Anything else (I/O, internal invariants).
   CUZK_STATUS_INTERNAL = 14,
+  // Some sectors' PoSt vanilla proofs do not verify; the error lists them (`Error::sectors`).
+  CUZK_STATUS_FAULTY_SECTORS = 15,
 };
 #ifndef __cplusplus
 typedef int32_t cuzk_status;
@@ -119,10 +137,24 @@ typedef struct cuzk_error cuzk_error;
 // The result of a finished job. Owned by the caller; free with `cuzk_proof_free`.
 typedef struct cuzk_proof cuzk_proof;
 
+// Borrowed bytes: `len` bytes at `ptr`.
+typedef struct {
+  const uint8_t *ptr;
+  uintptr_t len;
+} cuzk_bytes;
+
+// A sector as PoSt verifiers know it: its number and sealed commitment (comm_r).
+typedef struct {
+  uint64_t sector_id;
+  uint8_t comm_r[32];
+} cuzk_sector;
+
 // A log sink: `level` 1 = error, 2 = warn, 3 = info, 4 = debug, 5 = trace; `target` (the Rust
 // module) and `message` are NUL-terminated and valid only during the call; `user` is what was
 // passed to `cuzk_log_configure`. NULL where a sink is optional.
 typedef void (*cuzk_log_fn)(int level, const char *target, const char *message, void *user);
+
+
 
 #ifdef __cplusplus
 extern "C" {
@@ -193,6 +225,16 @@ cuzk_status cuzk_error_code(const cuzk_error *err);
 // # Safety
 // `err` must be NULL or a live `cuzk_error`.
 const char *cuzk_error_message(const cuzk_error *err);
+
+// The sectors a `CUZK_STATUS_FAULTY_SECTORS` error names (ascending, as given), borrowed:
+// `*out_sectors` is valid until `cuzk_error_free(err)` (NULL with `*out_count` 0 when the
+// error names none).
+//
+// # Safety
+// `err` must be NULL or a live `cuzk_error`; out-params writable.
+cuzk_status cuzk_error_sectors(const cuzk_error *err,
+                               const uint64_t **out_sectors,
+                               uintptr_t *out_count);
 
 // Free an error. NULL is ignored.
 //
@@ -265,6 +307,126 @@ cuzk_status cuzk_job_cancel(const cuzk_engine *engine,
                             uint64_t job_id,
                             bool *out_cancelled,
                             cuzk_error **err);
+
+// Submit a WinningPoSt job, as filecoin-ffi's `generate_winning_post_with_vanilla`.
+//
+// `registered_post_proof`: filecoin-ffi's RegisteredPoStProof number of a Winning proof (0..4).
+// `randomness`, `prover_id`: 32 bytes each. `vanilla_proofs`: `vanilla_count` byte strings,
+// each a sector's `FallbackPoStSectorProof` as `generate_single_vanilla_proof` returns it
+// (borrowed for the call only). `priority`: higher runs first, `CUZK_PRIORITY_DEFAULT` for the
+// kind's default (above every other kind's). `request_id`: as for `cuzk_submit_porep_c2`.
+// Vanilla proofs that do not verify are `CUZK_STATUS_FAULTY_SECTORS` (the error lists the
+// sector: `cuzk_error_sectors`); the SRS of the proof must be loaded (`cuzk_srs_load_kind`).
+// The job's proof is one 192-byte Groth16 proof.
+//
+// # Safety
+// `engine` live; 32-byte arguments readable; `vanilla_proofs` `vanilla_count` readable
+// `cuzk_bytes`; `request_id` NULL or NUL-terminated; `out_job_id` writable; `err` NULL or writable.
+cuzk_status cuzk_submit_winning_post(const cuzk_engine *engine,
+                                     int64_t registered_post_proof,
+                                     const uint8_t *randomness,
+                                     const uint8_t *prover_id,
+                                     const cuzk_bytes *vanilla_proofs,
+                                     uintptr_t vanilla_count,
+                                     int32_t priority,
+                                     const char *request_id,
+                                     uint64_t *out_job_id,
+                                     cuzk_error **err);
+
+// Submit a WindowPoSt job: `partition_index < 0` proves every partition, as filecoin-ffi's
+// `generate_window_post_with_vanilla` (the job's proof is the partition proofs concatenated,
+// 192 bytes each); `partition_index >= 0` proves that partition alone, as
+// `generate_single_window_post_with_vanilla` (give only its sectors' vanilla proofs; the job's
+// proof is that partition's 192 bytes, merged by concatenation in partition order).
+// `registered_post_proof`: a Window proof (5..9 V1, 10..14 V1_2). Vanilla proofs must be in
+// ascending sector number order (upstream's verifier reads them so); those that do not
+// verify are `CUZK_STATUS_FAULTY_SECTORS`, listing every faulty sector (`cuzk_error_sectors`).
+// Other arguments as for `cuzk_submit_winning_post`.
+//
+// # Safety
+// As for `cuzk_submit_winning_post`.
+cuzk_status cuzk_submit_window_post(const cuzk_engine *engine,
+                                    int64_t registered_post_proof,
+                                    const uint8_t *randomness,
+                                    const uint8_t *prover_id,
+                                    const cuzk_bytes *vanilla_proofs,
+                                    uintptr_t vanilla_count,
+                                    int64_t partition_index,
+                                    int32_t priority,
+                                    const char *request_id,
+                                    uint64_t *out_job_id,
+                                    cuzk_error **err);
+
+// Submit a SnapDeals job, as filecoin-ffi's `generate_empty_sector_update_proof_with_vanilla`.
+// `registered_update_proof`: filecoin-ffi's RegisteredUpdateProof number (0..4).
+// `vanilla_proofs`: one `PartitionProof` per update partition, as `generate_partition_proofs`
+// returns them; they must verify against `comm_r_old`, `comm_r_new`, `comm_d_new` (32 bytes
+// each), else `CUZK_STATUS_INVALID_INPUT`. The job's proof is the partition proofs concatenated.
+//
+// # Safety
+// As for `cuzk_submit_winning_post`.
+cuzk_status cuzk_submit_snap_deals(const cuzk_engine *engine,
+                                   int64_t registered_update_proof,
+                                   const cuzk_bytes *vanilla_proofs,
+                                   uintptr_t vanilla_count,
+                                   const uint8_t *comm_r_old,
+                                   const uint8_t *comm_r_new,
+                                   const uint8_t *comm_d_new,
+                                   int32_t priority,
+                                   const char *request_id,
+                                   uint64_t *out_job_id,
+                                   cuzk_error **err);
+
+// Verify a WinningPoSt proof like filecoin-proofs' `verify_winning_post`: `sectors` are the
+// challenged sectors (one). `*out_valid`: true valid, false well-formed but invalid;
+// malformed input is an error. Uses the resident SRS, else the `.vk` in the params dir.
+//
+// # Safety
+// `engine` live; 32-byte arguments readable; `sectors` `sector_count` readable; `proof`
+// `proof_len` readable bytes; `out_valid` writable; `err` NULL or writable.
+cuzk_status cuzk_verify_winning_post(const cuzk_engine *engine,
+                                     int64_t registered_post_proof,
+                                     const uint8_t *randomness,
+                                     const uint8_t *prover_id,
+                                     const cuzk_sector *sectors,
+                                     uintptr_t sector_count,
+                                     const uint8_t *proof,
+                                     uintptr_t proof_len,
+                                     bool *out_valid,
+                                     cuzk_error **err);
+
+// Verify a WindowPoSt proof (every partition, concatenated) like filecoin-proofs'
+// `verify_window_post`: `sectors` are the proven sectors (any order). Otherwise as
+// `cuzk_verify_winning_post`.
+//
+// # Safety
+// As for `cuzk_verify_winning_post`.
+cuzk_status cuzk_verify_window_post(const cuzk_engine *engine,
+                                    int64_t registered_post_proof,
+                                    const uint8_t *randomness,
+                                    const uint8_t *prover_id,
+                                    const cuzk_sector *sectors,
+                                    uintptr_t sector_count,
+                                    const uint8_t *proof,
+                                    uintptr_t proof_len,
+                                    bool *out_valid,
+                                    cuzk_error **err);
+
+// Verify a SnapDeals proof like filecoin-proofs' `verify_empty_sector_update_proof`.
+// Results as for `cuzk_verify_winning_post`.
+//
+// # Safety
+// `engine` live; 32-byte arguments readable; `proof` `proof_len` readable bytes;
+// `out_valid` writable; `err` NULL or writable.
+cuzk_status cuzk_verify_snap_deals(const cuzk_engine *engine,
+                                   int64_t registered_update_proof,
+                                   const uint8_t *comm_r_old,
+                                   const uint8_t *comm_r_new,
+                                   const uint8_t *comm_d_new,
+                                   const uint8_t *proof,
+                                   uintptr_t proof_len,
+                                   bool *out_valid,
+                                   cuzk_error **err);
 
 // Configure cuzk's log output. By default (no call) records go to stderr, filtered by the
 // `RUST_LOG` environment variable read once at the first engine creation (default `warn,cuzk=info`), as
@@ -373,6 +535,31 @@ const char *cuzk_registered_proof_name(int64_t registered_proof);
 cuzk_status cuzk_registered_proof_parse(const char *name,
                                         int64_t *out_registered_proof,
                                         cuzk_error **err);
+
+// [`cuzk_srs_load`] for a proof of any kind: `kind` is a `cuzk_proof_kind` (0 PoRep, 1
+// WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
+// number (RegisteredSealProof, RegisteredPoStProof, RegisteredUpdateProof). Several kinds'
+// SRSes stay resident at once; the status JSON lists each with its kind.
+//
+// # Safety
+// `engine` live; `path` NULL or NUL-terminated; out-params NULL or writable.
+cuzk_status cuzk_srs_load_kind(const cuzk_engine *engine,
+                               int32_t kind,
+                               int64_t registered_proof,
+                               const char *path,
+                               double *out_load_seconds,
+                               cuzk_error **err);
+
+// [`cuzk_srs_evict`] for a proof of any kind (`kind`, `registered_proof` as for
+// `cuzk_srs_load_kind`).
+//
+// # Safety
+// `engine` live; out-params NULL or writable.
+cuzk_status cuzk_srs_evict_kind(const cuzk_engine *engine,
+                                int32_t kind,
+                                int64_t registered_proof,
+                                bool *out_was_loaded,
+                                cuzk_error **err);
 
 // Verify a PoRep seal proof like filecoin-proofs' `verify_seal`. Uses the resident SRS of
 // `registered_proof`, else reads the `.vk` file from the engine's params dir.

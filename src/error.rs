@@ -36,19 +36,23 @@ pub enum Status {
     Panic = 13,
     /// Anything else (I/O, internal invariants).
     Internal = 14,
+    /// Some sectors' PoSt vanilla proofs do not verify; the error lists them (`Error::sectors`).
+    FaultySectors = 15,
 }
 
 #[derive(Debug, Clone)]
 pub struct Error {
     pub status: Status,
     pub message: String,
+    /// The sectors a `FaultySectors` error names (empty otherwise).
+    pub sectors: Vec<u64>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(status: Status, message: impl Into<String>) -> Self {
-        Error { status, message: message.into() }
+        Error { status, message: message.into(), sectors: Vec::new() }
     }
 
     /// Prefix the message with what we were doing, keeping the status.

@@ -12,6 +12,7 @@ pub mod progress;
 pub mod registry;
 
 pub mod engine;
+pub mod kinds;
 pub mod ffi;
 mod files;
 mod logging;

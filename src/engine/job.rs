@@ -1,4 +1,4 @@
-//! Jobs: one PoRep C2 request, its partitions' progress, its result and its timers.
+//! Jobs: one proof request (any kind), its partitions' progress, its result and its timers.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,7 +10,7 @@ use blstrs::Bls12;
 use crate::error::Error;
 use crate::prover::PhaseTimings;
 use crate::srs::Srs;
-use crate::synth::SealJobInputs;
+use crate::kinds::{JobInputs, ProofKind};
 
 pub type JobId = u64;
 
@@ -121,6 +121,8 @@ impl JobTimings {
 }
 
 pub struct JobResult {
+    pub kind: ProofKind,
+    /// The partition proofs, concatenated (192 bytes each).
     pub proof: Vec<u8>,
     pub timings: JobTimings,
     pub backend: &'static str,
@@ -134,7 +136,7 @@ pub struct JobResult {
 /// moment it reaches a final state and handed to the deallocator, so a finished job kept for
 /// poll/wait (`job_ttl_secs`) holds neither — an evicted SRS is freed when its last job ends.
 pub struct JobWork {
-    pub inputs: SealJobInputs,
+    pub inputs: JobInputs,
     pub srs: Arc<Srs>,
 }
 
@@ -150,8 +152,7 @@ pub struct Job {
     pub id: JobId,
     pub request: Option<RequestKey>,
     pub priority: i32,
-    pub prover_id: [u8; 32],
-    pub sector_id: u64,
+    pub kind: ProofKind,
     partitions: usize,
     work: Mutex<Option<Arc<JobWork>>>,
     pub submitted: Instant,
@@ -172,14 +173,11 @@ pub struct JobInner {
 }
 
 impl Job {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: JobId,
         request: Option<RequestKey>,
         priority: i32,
-        prover_id: [u8; 32],
-        sector_id: u64,
-        inputs: SealJobInputs,
+        inputs: JobInputs,
         srs: Arc<Srs>,
         srs_time: Duration,
         submitted: Instant,
@@ -189,8 +187,7 @@ impl Job {
             id,
             request,
             priority,
-            prover_id,
-            sector_id,
+            kind: inputs.kind,
             partitions,
             work: Mutex::new(Some(Arc::new(JobWork { inputs, srs }))),
             submitted,

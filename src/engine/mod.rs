@@ -32,8 +32,9 @@ use job::RequestKey;
 pub use status::{result_json, timings_json};
 
 use crate::error::{Error, Result};
+use crate::kinds::{CircuitId, JobInputs, ProofRequest, Statement};
 use crate::prover::{Backend, CpuBackend};
-use crate::registry::{self, RegisteredSealProof};
+use crate::registry;
 use crate::srs::{Srs, SrsManager};
 use crate::verify::SealStatement;
 use dealloc::Deallocator;
@@ -45,6 +46,15 @@ pub struct JobSnapshot {
     pub state: JobState,
     pub result: Option<Arc<JobResult>>,
     pub error: Option<Error>,
+}
+
+/// A request of any proof kind.
+pub struct Submission<'a> {
+    pub request: ProofRequest<'a>,
+    /// Higher runs first; None: the kind's default (`ProofKind::default_priority`).
+    pub priority: Option<i32>,
+    /// Same request id → same job (while the job is remembered).
+    pub request_id: Option<String>,
 }
 
 /// A C2 request.
@@ -85,8 +95,6 @@ impl JobTable {
 struct Pending {
     key: Option<RequestKey>,
     priority: i32,
-    prover_id: [u8; 32],
-    sector_id: u64,
     submitted: Instant,
     srs_time: Duration,
 }
@@ -94,8 +102,7 @@ struct Pending {
 /// Longest accepted request id: an idempotency key, not a payload.
 pub(crate) const MAX_REQUEST_ID_BYTES: usize = 1024;
 
-fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
-    use sha2::{Digest, Sha256};
+fn request_key(req: &Submission<'_>) -> Result<Option<RequestKey>> {
     let Some(id) = &req.request_id else { return Ok(None) };
     if id.is_empty() || id.len() > MAX_REQUEST_ID_BYTES || id.contains('\0') {
         return Err(err!(
@@ -104,12 +111,7 @@ fn request_key(req: &SubmitRequest<'_>) -> Result<Option<RequestKey>> {
             id.len()
         ));
     }
-    let mut h = Sha256::new();
-    h.update((req.c1_json.len() as u64).to_le_bytes());
-    h.update(req.c1_json);
-    h.update(req.sector_id.to_le_bytes());
-    h.update(req.prover_id);
-    Ok(Some(RequestKey { id: id.clone(), content: h.finalize().into() }))
+    Ok(Some(RequestKey { id: id.clone(), content: req.request.content_digest() }))
 }
 
 #[derive(Default)]
@@ -302,23 +304,21 @@ impl Engine {
         self.shared.backend.name()
     }
 
-    /// Load the SRS of `proof` from `path`, or from the configured params dir by its v28 name.
-    pub fn srs_load(&self, proof: RegisteredSealProof, path: Option<&Path>) -> Result<Arc<Srs>> {
-        registry::ensure_supported(proof)?;
+    /// Load the SRS of `circuit` from `path`, or from the configured params dir by its v28 name.
+    pub fn srs_load(&self, circuit: impl Into<CircuitId>, path: Option<&Path>) -> Result<Arc<Srs>> {
+        let circuit = circuit.into();
+        if let Some(p) = circuit.seal() {
+            registry::ensure_supported(p)?;
+        }
         let path = match path {
             Some(p) => p.to_owned(),
-            None => registry::params_path(&self.shared.config.params_dir(), proof)?,
+            None => self.shared.config.params_dir().join(circuit.params_file_name()?),
         };
         if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
-            return Err(err!(
-                SrsLoad,
-                "params file for {} not found: expected {}",
-                registry::name(proof),
-                path.display()
-            ));
+            return Err(err!(SrsLoad, "params file for {} not found: expected {}", circuit.name(), path.display()));
         }
         let config = &self.shared.config;
-        let (srs, loaded) = self.shared.srs.load(proof, &path, config.validation(), config.srs_cache_dir.as_deref())?;
+        let (srs, loaded) = self.shared.srs.load(circuit, &path, config.validation(), config.srs_cache_dir.as_deref())?;
         if loaded {
             self.preload(&srs);
         }
@@ -334,13 +334,14 @@ impl Engine {
         }
     }
 
-    /// Forget the SRS of `proof`; its memory goes once running jobs finish. Ok(false): none loaded.
-    pub fn srs_evict(&self, proof: RegisteredSealProof) -> Result<bool> {
-        match self.shared.srs.evict(proof)? {
+    /// Forget the SRS of `circuit`; its memory goes once running jobs finish. Ok(false): none loaded.
+    pub fn srs_evict(&self, circuit: impl Into<CircuitId>) -> Result<bool> {
+        let circuit = circuit.into();
+        match self.shared.srs.evict(circuit)? {
             Some(srs) => {
                 let bytes = srs.resident_bytes;
                 self.shared.dealloc.free(srs, bytes);
-                if let Some(r1cs) = self.shared.circuits.evict(proof) {
+                if let Some(r1cs) = circuit.seal().and_then(|p| self.shared.circuits.evict(p)) {
                     let bytes = r1cs.stats().bytes as u64;
                     self.shared.dealloc.free(r1cs, bytes);
                 }
@@ -350,12 +351,19 @@ impl Engine {
         }
     }
 
-    pub fn srs_get(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
-        self.shared.srs.get(proof)
+    pub fn srs_get(&self, circuit: impl Into<CircuitId>) -> Result<Option<Arc<Srs>>> {
+        self.shared.srs.get(circuit.into())
     }
 
     /// Queue a C2 job. Errors in the request (bad C1, no SRS) are returned here, synchronously.
     pub fn submit(&self, req: SubmitRequest<'_>) -> Result<JobId> {
+        let request = ProofRequest::PoRep { c1_json: req.c1_json, sector_id: req.sector_id, prover_id: req.prover_id };
+        self.submit_proof(Submission { request, priority: Some(req.priority), request_id: req.request_id })
+    }
+
+    /// Queue a job of any kind. Errors in the request (malformed inputs, vanilla proofs that do
+    /// not verify, no SRS) are returned here, synchronously.
+    pub fn submit_proof(&self, req: Submission<'_>) -> Result<JobId> {
         let submitted = Instant::now();
         self.shared.accepting()?;
         self.forget_expired();
@@ -366,24 +374,22 @@ impl Engine {
                 return Ok(id);
             }
         }
-        let inputs = crate::synth::parse_c1(req.c1_json, &req.prover_id, req.sector_id)?;
+        let inputs = req.request.parse()?;
         let t_srs = Instant::now();
-        let srs = self.shared.srs.get(inputs.proof)?.ok_or_else(|| {
-            let expected = registry::params_path(&self.shared.config.params_dir(), inputs.proof)
-                .map(|p| p.display().to_string())
+        let srs = self.shared.srs.get(inputs.circuit)?.ok_or_else(|| {
+            let expected = inputs
+                .circuit
+                .params_file_name()
+                .map(|f| self.shared.config.params_dir().join(f).display().to_string())
                 .unwrap_or_default();
-            err!(
-                SrsNotLoaded,
-                "no SRS loaded for {} (load it first, e.g. from {expected})",
-                registry::name(inputs.proof)
-            )
+            err!(SrsNotLoaded, "no SRS loaded for {} (load it first, e.g. from {expected})", inputs.circuit.name())
         })?;
         let srs_time = t_srs.elapsed();
-        if self.shared.config.record_circuits {
-            self.shared.circuits.ensure(inputs.proof, srs.size_hint(), inputs.circuits.clone());
+        if let (true, Some(proof)) = (self.shared.config.record_circuits, inputs.circuit.seal()) {
+            self.shared.circuits.ensure(proof, srs.size_hint(), inputs.circuits.clone());
         }
-
-        let job = Pending { key, priority: req.priority, prover_id: req.prover_id, sector_id: req.sector_id, submitted, srs_time };
+        let priority = req.priority.unwrap_or(inputs.kind.default_priority());
+        let job = Pending { key, priority, submitted, srs_time };
         self.enqueue(job, inputs, srs)
     }
 
@@ -393,8 +399,8 @@ impl Engine {
     #[doc(hidden)]
     pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
         self.shared.accepting()?;
-        let job = Pending { key: None, priority, prover_id: [0; 32], sector_id: 0, submitted: Instant::now(), srs_time: Duration::ZERO };
-        self.enqueue(job, inputs, srs)
+        let job = Pending { key: None, priority, submitted: Instant::now(), srs_time: Duration::ZERO };
+        self.enqueue(job, crate::kinds::seal_inputs(inputs, [0; 32], 0), srs)
     }
 
     /// Use `r1cs` for jobs of its proof type, also those given to [`Self::submit_circuits`]
@@ -404,7 +410,7 @@ impl Engine {
         self.shared.circuits.adopt(r1cs);
     }
 
-    fn enqueue(&self, p: Pending, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>) -> Result<JobId> {
+    fn enqueue(&self, p: Pending, inputs: JobInputs, srs: Arc<Srs>) -> Result<JobId> {
         let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(key) = &p.key {
             if let Some(id) = t.lookup(key)? {
@@ -416,7 +422,7 @@ impl Engine {
         if let Some(key) = &p.key {
             t.by_request.insert(key.id.clone(), (id, key.content));
         }
-        let job = Arc::new(Job::new(id, p.key, p.priority, p.prover_id, p.sector_id, inputs, srs, p.srs_time, p.submitted));
+        let job = Arc::new(Job::new(id, p.key, p.priority, inputs, srs, p.srs_time, p.submitted));
         t.by_id.insert(id, job.clone());
         drop(t);
         self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
@@ -478,12 +484,20 @@ impl Engine {
     /// params dir when none is loaded).
     pub fn verify_seal(&self, st: &SealStatement, proof: &[u8]) -> Result<bool> {
         registry::ensure_supported(st.proof_type)?;
-        match self.shared.srs.get(st.proof_type)? {
-            Some(srs) => crate::verify::verify_seal(&srs.pvk, st, proof),
+        self.verify(st.proof_type, st, proof)
+    }
+
+    /// Check a proof of `circuit` against `statement` (`kinds::post::winning_statement`, …)
+    /// with the resident SRS's verifying key, or the `.vk` file in the params dir when none is
+    /// loaded.
+    pub fn verify(&self, circuit: impl Into<CircuitId>, statement: &dyn Statement, proof: &[u8]) -> Result<bool> {
+        let circuit = circuit.into();
+        match self.shared.srs.get(circuit)? {
+            Some(srs) => statement.verify(&srs.pvk, proof),
             None => {
-                let path = self.shared.config.params_dir().join(registry::vk_file_name(st.proof_type)?);
+                let path = self.shared.config.params_dir().join(circuit.vk_file_name()?);
                 let pvk = crate::verify::read_prepared_vk(&path)?;
-                crate::verify::verify_seal(&pvk, st, proof)
+                statement.verify(&pvk, proof)
             }
         }
     }

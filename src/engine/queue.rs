@@ -118,7 +118,8 @@ mod tests {
             ticket: [1; 32],
             circuits: Arc::new(Count(partitions)),
         };
-        Arc::new(Job::new(id, None, priority, [0; 32], id, inputs, srs.clone(), Duration::ZERO, Instant::now()))
+        let inputs = crate::kinds::seal_inputs(inputs, [0; 32], id);
+        Arc::new(Job::new(id, None, priority, inputs, srs.clone(), Duration::ZERO, Instant::now()))
     }
 
     #[test]

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 use super::job::{JobResult, JobState, JobTimings};
 use super::metrics::{family, single};
 use super::Engine;
-use crate::registry;
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
@@ -17,6 +16,7 @@ fn secs(d: Duration) -> f64 {
 /// A job result's timers and facts as JSON (seconds).
 pub fn result_json(r: &JobResult) -> Value {
     let mut v = timings_json(&r.timings);
+    v["kind"] = json!(r.kind.name());
     v["backend"] = json!(r.backend);
     v["partitions"] = json!(r.partitions);
     v["cpu_fallback_partitions"] = json!(r.cpu_fallback_partitions);
@@ -43,25 +43,36 @@ pub fn timings_json(t: &JobTimings) -> Value {
     })
 }
 
-/// Remembered jobs per state, indexed by `JobState as usize`.
-fn jobs_by_state(engine: &Engine) -> [u64; 5] {
+/// Remembered jobs per state, indexed by `JobState as usize`, and unfinished jobs per kind.
+fn jobs_by_state(engine: &Engine) -> ([u64; 5], serde_json::Map<String, Value>) {
     let mut by_state = [0u64; 5];
+    let mut by_kind = std::collections::BTreeMap::<&str, u64>::new();
     for j in engine.shared.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
-        by_state[j.state() as usize] += 1;
+        let state = j.state();
+        by_state[state as usize] += 1;
+        if !state.is_final() {
+            *by_kind.entry(j.kind.name()).or_default() += 1;
+        }
     }
-    by_state
+    (by_state, by_kind.into_iter().map(|(k, n)| (k.to_owned(), json!(n))).collect())
 }
 
 pub(super) fn status_json(engine: &Engine) -> String {
     let sh = &engine.shared;
-    let by_state = jobs_by_state(engine);
+    let (by_state, by_kind) = jobs_by_state(engine);
     let srs: Vec<Value> = sh
         .srs
         .all()
         .iter()
         .map(|s| {
             json!({
-                "registered_proof": registry::name(s.proof),
+                "registered_proof": s.circuit.name(),
+                "kind": match s.circuit {
+                    crate::kinds::CircuitId::Seal(_) => "porep",
+                    crate::kinds::CircuitId::PoSt(p) if p.typ() == filecoin_proofs::PoStType::Winning => "winning_post",
+                    crate::kinds::CircuitId::PoSt(_) => "window_post",
+                    crate::kinds::CircuitId::Update(_) => "snap_deals",
+                },
                 "path": s.path.display().to_string(),
                 "file_bytes": s.file_bytes,
                 "resident_bytes": s.resident_bytes,
@@ -107,6 +118,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
             JobState::Failed.name(): by_state[3],
             JobState::Cancelled.name(): by_state[4],
         },
+        "unfinished_jobs_by_kind": by_kind,
         "totals": {
             "submitted": c.submitted.load(Ordering::Relaxed),
             "done": c.done.load(Ordering::Relaxed),
@@ -138,7 +150,7 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     use std::fmt::Write;
     let sh = &engine.shared;
     let mut o = String::new();
-    let by_state = jobs_by_state(engine);
+    let (by_state, _) = jobs_by_state(engine);
     family(&mut o, "cuzk_jobs", "gauge", "Jobs the engine remembers now, by state (finished ones until their TTL).");
     for (i, st) in [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled].iter().enumerate() {
         let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
@@ -164,11 +176,11 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     let srs = sh.srs.all();
     family(&mut o, "cuzk_srs_resident_bytes", "gauge", "Decoded SRS bytes held in host memory, by proof type.");
     for s in &srs {
-        let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", registry::name(s.proof), s.resident_bytes);
+        let _ = writeln!(o, "cuzk_srs_resident_bytes{{proof=\"{}\"}} {}", s.circuit.name(), s.resident_bytes);
     }
     family(&mut o, "cuzk_srs_load_seconds", "gauge", "How long the resident SRS took to load, by proof type.");
     for s in &srs {
-        let _ = writeln!(o, "cuzk_srs_load_seconds{{proof=\"{}\"}} {}", registry::name(s.proof), s.load_time.as_secs_f64());
+        let _ = writeln!(o, "cuzk_srs_load_seconds{{proof=\"{}\"}} {}", s.circuit.name(), s.load_time.as_secs_f64());
     }
     let devices = sh.backend.devices();
     if !devices.is_empty() {

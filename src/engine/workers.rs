@@ -19,7 +19,6 @@ use super::Shared;
 use crate::error::{Error, Result, Status};
 use crate::prover::Begun;
 use crate::synth::{Assignment, R1cs};
-use crate::verify::SealStatement;
 
 pub(crate) struct Synthesized {
     job: Arc<Job>,
@@ -143,14 +142,15 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
         let limit = || shared.memory_limit();
         // Through the proof type's recorded circuit when it is ready: with a backend that
         // evaluates a, b, c on its device, a partition holds only its witness on the host.
-        let r1cs = shared.circuits.get(work.inputs.proof);
+        let seal = work.inputs.circuit.seal();
+        let r1cs = seal.and_then(|p| shared.circuits.get(p));
         let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
         // A witness-only partition spreads over every core: a few at a time each finish sooner.
         let t = Instant::now();
         let pass = match r1cs {
             None => None,
             Some(_) => {
-                let challenges = crate::synth::validate::Shape::of(work.inputs.proof).map_or(1, |s| s.challenges);
+                let challenges = seal.and_then(|p| crate::synth::validate::Shape::of(p).ok()).map_or(1, |s| s.challenges);
                 match shared.witness_gate.enter(challenges, &|| job.is_cancelled()) {
                     Some(p) => Some(p),
                     None => {
@@ -340,16 +340,7 @@ fn finish(shared: &Shared, job: &Job) {
         }
         let t = Instant::now();
         let verified = if shared.config.verify {
-            let st = SealStatement {
-                proof_type: work.inputs.proof,
-                comm_r: work.inputs.comm_r,
-                comm_d: work.inputs.comm_d,
-                prover_id: job.prover_id,
-                sector_id: job.sector_id,
-                ticket: work.inputs.ticket,
-                seed: work.inputs.seed,
-            };
-            if !crate::verify::verify_seal(&work.srs.pvk, &st, &bytes)? {
+            if !work.inputs.statement.verify(&work.srs.pvk, &bytes)? {
                 return Err(err!(Verification, "job {}: the produced proof does not verify", job.id));
             }
             true
@@ -373,6 +364,7 @@ fn finish(shared: &Shared, job: &Job) {
                 let timings = g.timings.clone();
                 shared.durations.job_done(&timings);
                 g.result = Some(Arc::new(JobResult {
+                    kind: j.kind,
                     proof,
                     timings,
                     backend: shared.backend.name(),

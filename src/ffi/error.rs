@@ -12,12 +12,13 @@ use crate::error::{Error, Status};
 pub struct cuzk_error {
     status: Status,
     message: CString,
+    sectors: Vec<u64>,
 }
 
 impl cuzk_error {
     pub(crate) fn into_raw(e: Error) -> *mut cuzk_error {
         let message = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
-        Box::into_raw(Box::new(cuzk_error { status: e.status, message }))
+        Box::into_raw(Box::new(cuzk_error { status: e.status, message, sectors: e.sectors }))
     }
 }
 
@@ -44,6 +45,31 @@ pub unsafe extern "C" fn cuzk_error_message(err: *const cuzk_error) -> *const c_
         Some(e) => e.message.as_ptr(),
         None => c"".as_ptr(),
     }
+}
+
+/// The sectors a `CUZK_STATUS_FAULTY_SECTORS` error names (ascending, as given), borrowed:
+/// `*out_sectors` is valid until `cuzk_error_free(err)` (NULL with `*out_count` 0 when the
+/// error names none).
+///
+/// # Safety
+/// `err` must be NULL or a live `cuzk_error`; out-params writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_error_sectors(err: *const cuzk_error, out_sectors: *mut *const u64, out_count: *mut usize) -> Status {
+    if out_sectors.is_null() || out_count.is_null() {
+        return Status::InvalidArgument;
+    }
+    match err.as_ref() {
+        Some(e) if !e.sectors.is_empty() => {
+            out_sectors.write(e.sectors.as_ptr());
+            out_count.write(e.sectors.len());
+        }
+        Some(_) => {
+            out_sectors.write(std::ptr::null());
+            out_count.write(0);
+        }
+        None => return Status::InvalidArgument,
+    }
+    Status::Ok
 }
 
 /// Free an error. NULL is ignored.
@@ -79,6 +105,7 @@ pub extern "C" fn cuzk_status_name(status: i32) -> *const c_char {
         12 => c"unsupported",
         13 => c"internal panic",
         14 => c"internal error",
+        15 => c"faulty sectors",
         _ => c"unknown status",
     };
     s.as_ptr()

@@ -7,6 +7,7 @@ use super::boundary::{arg, arg_bytes, arg_opt_str, guard, out, write_opt};
 use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
+use crate::kinds::{CircuitId, ProofKind};
 use crate::registry;
 
 /// Load and keep resident the SRS of `registered_proof` (filecoin-ffi's RegisteredSealProof
@@ -118,6 +119,53 @@ pub unsafe extern "C" fn cuzk_registered_proof_parse(
         let name = arg_opt_str(name, "name")?.ok_or_else(|| err!(InvalidArgument, "name is NULL"))?;
         let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
         out_registered_proof.write(registry::to_number(registry::parse(name)?));
+        Ok(())
+    })
+}
+
+/// [`cuzk_srs_load`] for a proof of any kind: `kind` is a `cuzk_proof_kind` (0 PoRep, 1
+/// WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
+/// number (RegisteredSealProof, RegisteredPoStProof, RegisteredUpdateProof). Several kinds'
+/// SRSes stay resident at once; the status JSON lists each with its kind.
+///
+/// # Safety
+/// `engine` live; `path` NULL or NUL-terminated; out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_load_kind(
+    engine: *const cuzk_engine,
+    kind: i32,
+    registered_proof: i64,
+    path: *const c_char,
+    out_load_seconds: *mut f64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
+        let path = arg_opt_str(path, "path")?;
+        let srs = e.inner.srs_load(circuit, path.map(Path::new))?;
+        write_opt(out_load_seconds, srs.load_time.as_secs_f64());
+        Ok(())
+    })
+}
+
+/// [`cuzk_srs_evict`] for a proof of any kind (`kind`, `registered_proof` as for
+/// `cuzk_srs_load_kind`).
+///
+/// # Safety
+/// `engine` live; out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_evict_kind(
+    engine: *const cuzk_engine,
+    kind: i32,
+    registered_proof: i64,
+    out_was_loaded: *mut bool,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let was = e.inner.srs_evict(CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?)?;
+        write_opt(out_was_loaded, was);
         Ok(())
     })
 }

@@ -15,11 +15,11 @@ use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKe
 use blstrs::Bls12;
 
 pub use decode::{check_vk, decode_params, ReadAt, Validation};
-pub use shape::expected as expected_sections;
+pub use shape::expected_seal as expected_sections;
 
 use crate::error::Result;
 use crate::files::{self, Trust};
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::CircuitId;
 
 /// The `.vk` file beside a params file (`v28-<id>.params` → `v28-<id>.vk`), when there is one,
 /// must hold the same verifying key: a params file edited or swapped behind its `.vk` is refused.
@@ -42,7 +42,7 @@ fn check_vk_file(params: &Path, vk: &bellperson::groth16::VerifyingKey<Bls12>) -
 
 /// A decoded, resident SRS.
 pub struct Srs {
-    pub proof: RegisteredSealProof,
+    pub circuit: CircuitId,
     pub path: PathBuf,
     pub params: Parameters<Bls12>,
     pub pvk: PreparedVerifyingKey<Bls12>,
@@ -58,11 +58,11 @@ pub struct Srs {
 
 impl Srs {
     /// Wrap parameters already in memory (synthetic circuits, tests).
-    pub fn from_parameters(proof: RegisteredSealProof, params: Parameters<Bls12>) -> Srs {
+    pub fn from_parameters(circuit: impl Into<CircuitId>, params: Parameters<Bls12>) -> Srs {
         let resident_bytes = decode::resident_bytes(&params);
         let pvk = prepare_verifying_key(&params.vk);
         Srs {
-            proof,
+            circuit: circuit.into(),
             path: PathBuf::from("<memory>"),
             params,
             pvk,
@@ -99,41 +99,42 @@ impl Srs {
         scalars * 32 * 2 + scalars / 2
     }
 
-    /// Read and decode `path` as the SRS of `proof`.
-    pub fn load(proof: RegisteredSealProof, path: &Path, validation: Validation) -> Result<Srs> {
-        Self::load_with(proof, path, validation, None)
+    /// Read and decode `path` as the SRS of `circuit`.
+    pub fn load(circuit: impl Into<CircuitId>, path: &Path, validation: Validation) -> Result<Srs> {
+        Self::load_with(circuit, path, validation, None)
     }
 
     /// As [`Srs::load`], through the decoded-SRS cache in `cache_dir` (see [`cache`]): a usable
     /// cache is read instead of decoding `path`; otherwise `path` is decoded and the cache
     /// written by a background thread ([`Srs::wait_cache_write`] waits for it).
     pub fn load_with(
-        proof: RegisteredSealProof,
+        circuit: impl Into<CircuitId>,
         path: &Path,
         validation: Validation,
         cache_dir: Option<&Path>,
     ) -> Result<Srs> {
-        let shape = shape::expected(proof).ok_or_else(|| {
-            err!(Unsupported, "no known circuit shape for {} (sector size not supported)", registry::name(proof))
-        })?;
-        Self::load_shaped(proof, path, validation, cache_dir, shape)
+        let circuit = circuit.into();
+        let shape = shape::expected(circuit)?;
+        Self::load_shaped(circuit, path, validation, cache_dir, shape)
     }
 
-    /// [`Srs::load_with`] for a params file whose sections must have `shape` points.
+    /// [`Srs::load_with`] for a params file whose sections must have `shape` points (when known).
     fn load_shaped(
-        proof: RegisteredSealProof,
+        circuit: CircuitId,
         path: &Path,
         validation: Validation,
         cache_dir: Option<&Path>,
-        shape: [usize; 6],
+        shape: Option<[usize; 6]>,
     ) -> Result<Srs> {
         let start = Instant::now();
-        let what = || format!("params file {} for {}", path.display(), registry::name(proof));
+        let what = || format!("params file {} for {}", path.display(), circuit.name());
         let file = files::open_regular(path, Trust::Params).map_err(|why| err!(SrsLoad, "{} {why}", what()))?;
         let meta = file.metadata().map_err(|e| err!(SrsLoad, "cannot stat {}: {e}", what()))?;
         let (file_bytes, source) = (meta.len(), cache::Source::of(&meta));
         let sections = decode::layout(&file, file_bytes, path)?;
-        shape::check(proof, &sections, shape, path)?;
+        if let Some(shape) = shape {
+            shape::check(circuit, &sections, shape, path)?;
+        }
         // The trust root: always from the params file, fully checked, equal to the `.vk` beside it.
         let vk = decode::read_vk(&file, sections[0], path)?;
         check_vk_file(path, &vk)?;
@@ -141,7 +142,7 @@ impl Srs {
         if let Some(c) = cache_path.as_deref() {
             let want = cache::Expect { source, counts: sections.map(|s| s.count), vk: &vk, validation };
             if let Some((params, cached_with)) = cache::load(c, &want) {
-                return Ok(Self::assemble(proof, path, params, file_bytes, start, cached_with, true));
+                return Ok(Self::assemble(circuit, path, params, file_bytes, start, cached_with, true));
             }
         }
         let params = decode::decode_points(&file, &sections, vk, validation, path)?;
@@ -170,13 +171,13 @@ impl Srs {
             }
             None => None,
         };
-        let srs = Self::assemble(proof, path, params, file_bytes, start, validation, false);
+        let srs = Self::assemble(circuit, path, params, file_bytes, start, validation, false);
         *srs.cache_writer.lock().unwrap_or_else(|e| e.into_inner()) = writer;
         Ok(srs)
     }
 
     fn assemble(
-        proof: RegisteredSealProof,
+        circuit: CircuitId,
         path: &Path,
         params: Parameters<Bls12>,
         file_bytes: u64,
@@ -189,14 +190,14 @@ impl Srs {
         let load_time = start.elapsed();
         log::info!(
             "loaded SRS for {} from {}{} in {:?} ({} MiB resident)",
-            registry::name(proof),
+            circuit.name(),
             path.display(),
             if from_cache { " (decoded-SRS cache)" } else { "" },
             load_time,
             resident_bytes >> 20
         );
         Srs {
-            proof,
+            circuit,
             path: path.to_owned(),
             params,
             pvk,
@@ -233,19 +234,19 @@ impl SrsManager {
     /// given) unless the same file is already resident; the flag says whether this call loaded it.
     pub fn load(
         &self,
-        proof: RegisteredSealProof,
+        circuit: CircuitId,
         path: &Path,
         validation: Validation,
         cache_dir: Option<&Path>,
     ) -> Result<(Arc<Srs>, bool)> {
-        let id = registry::circuit_identifier(proof)?;
+        let id = circuit.identifier()?;
         let _guard = self.loading.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = self.get_by_id(&id) {
             if s.path == path {
                 return Ok((s, false));
             }
         }
-        let srs = Arc::new(Srs::load_with(proof, path, validation, cache_dir)?);
+        let srs = Arc::new(Srs::load_with(circuit, path, validation, cache_dir)?);
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
         Ok((srs, true))
     }
@@ -254,15 +255,15 @@ impl SrsManager {
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
     }
 
-    /// The resident SRS for `proof`, if any.
-    pub fn get(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
-        Ok(self.get_by_id(&registry::circuit_identifier(proof)?))
+    /// The resident SRS for `circuit`, if any.
+    pub fn get(&self, circuit: CircuitId) -> Result<Option<Arc<Srs>>> {
+        Ok(self.get_by_id(&circuit.identifier()?))
     }
 
     /// Drop the manager's reference; memory is freed when the last in-flight job lets go.
     /// Returns whether anything was resident.
-    pub fn evict(&self, proof: RegisteredSealProof) -> Result<Option<Arc<Srs>>> {
-        let id = registry::circuit_identifier(proof)?;
+    pub fn evict(&self, circuit: CircuitId) -> Result<Option<Arc<Srs>>> {
+        let id = circuit.identifier()?;
         Ok(self.loaded.lock().unwrap_or_else(|e| e.into_inner()).remove(&id))
     }
 
@@ -315,8 +316,8 @@ mod tests {
         let not_a_dir = dir.join("cache-is-a-file");
         std::fs::write(&not_a_dir, b"x").unwrap();
 
-        let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
-        let srs = Srs::load_shaped(proof, &params, Validation::OnCurve, Some(&not_a_dir), [2, 3, 2, 2, 2, 2]).expect("load");
+        let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
+        let srs = Srs::load_shaped(proof.into(), &params, Validation::OnCurve, Some(&not_a_dir), Some([2, 3, 2, 2, 2, 2])).expect("load");
         assert!(!srs.from_cache);
         assert!(srs.params == p);
         let e = srs.wait_cache_write().expect_err("the cache write should fail");

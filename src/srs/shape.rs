@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::decode::Section;
 use crate::error::Result;
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::CircuitId;
 
 /// (sector size, [ic, h, l, a, b_g1, b_g2]), counted by `cuzk-fixture --shape` (filecoin-proofs 19.x).
 const SECTIONS: &[(u64, [usize; 6])] = &[
@@ -21,21 +21,29 @@ const SECTIONS: &[(u64, [usize; 6])] = &[
     (64 << 30, [328, 134_217_727, 131_076_643, 130_637_870, 33_386_944, 33_386_944]),
 ];
 
-/// The section sizes `proof`'s params must have (ic, h, l, a, b_g1, b_g2), if known.
-pub fn expected(proof: RegisteredSealProof) -> Option<[usize; 6]> {
-    let size = u64::from(proof.sector_size());
-    SECTIONS.iter().find(|(s, _)| *s == size).map(|(_, c)| *c)
+/// The section sizes `circuit`'s params must have (ic, h, l, a, b_g1, b_g2): known for every
+/// seal circuit; None for the PoSt and update circuits (their params are checked against their
+/// `.vk`, and every proof against the verifier). A seal proof of an unknown size is an error.
+pub fn expected(circuit: CircuitId) -> Result<Option<[usize; 6]>> {
+    let size = circuit.sector_size();
+    match circuit {
+        CircuitId::Seal(_) => match SECTIONS.iter().find(|(s, _)| *s == size) {
+            Some((_, c)) => Ok(Some(*c)),
+            None => Err(err!(Unsupported, "no known circuit shape for {} (sector size not supported)", circuit.name())),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// Refuse a params file whose sections do not have the `want` points of `proof`'s circuit.
-pub fn check(proof: RegisteredSealProof, sections: &[Section; 6], want: [usize; 6], path: &Path) -> Result<()> {
+pub fn check(circuit: CircuitId, sections: &[Section; 6], want: [usize; 6], path: &Path) -> Result<()> {
     for (s, w) in sections.iter().zip(want) {
         if s.count != w {
             return Err(err!(
                 SrsLoad,
                 "{}: not the params of {}: section {} has {} points, its circuit needs {}",
                 path.display(),
-                registry::name(proof),
+                circuit.name(),
                 s.name,
                 s.count,
                 w
@@ -43,4 +51,9 @@ pub fn check(proof: RegisteredSealProof, sections: &[Section; 6], want: [usize; 
         }
     }
     Ok(())
+}
+
+/// The section sizes of a seal proof's params (ic, h, l, a, b_g1, b_g2), if its size is known.
+pub fn expected_seal(proof: crate::registry::RegisteredSealProof) -> Option<[usize; 6]> {
+    expected(proof.into()).ok().flatten()
 }

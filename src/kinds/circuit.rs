@@ -1,0 +1,217 @@
+//! Circuit identity: which Groth16 circuit (and so which SRS) a proof is made with, the numbers
+//! C and Go callers use for each kind's registered proofs (filecoin-ffi's numbering), and the
+//! params file names (`v28-<circuit id>.params`).
+
+use crate::error::Result;
+use crate::registry::RegisteredSealProof;
+
+pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
+
+/// The circuit of a registered proof of any kind: what an SRS belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CircuitId {
+    Seal(RegisteredSealProof),
+    PoSt(RegisteredPoStProof),
+    Update(RegisteredUpdateProof),
+}
+
+impl From<RegisteredSealProof> for CircuitId {
+    fn from(p: RegisteredSealProof) -> Self {
+        CircuitId::Seal(p)
+    }
+}
+
+impl From<RegisteredPoStProof> for CircuitId {
+    fn from(p: RegisteredPoStProof) -> Self {
+        CircuitId::PoSt(p)
+    }
+}
+
+impl From<RegisteredUpdateProof> for CircuitId {
+    fn from(p: RegisteredUpdateProof) -> Self {
+        CircuitId::Update(p)
+    }
+}
+
+/// filecoin-ffi numbering: Winning V1 0..4, Window V1 5..9, Window V1_2 10..14 (go-state-types
+/// calls the last V1_1), each ordered 2K, 8M, 512M, 32G, 64G.
+const POST_BY_NUMBER: [RegisteredPoStProof; 15] = {
+    use RegisteredPoStProof::*;
+    [
+        StackedDrgWinning2KiBV1,
+        StackedDrgWinning8MiBV1,
+        StackedDrgWinning512MiBV1,
+        StackedDrgWinning32GiBV1,
+        StackedDrgWinning64GiBV1,
+        StackedDrgWindow2KiBV1,
+        StackedDrgWindow8MiBV1,
+        StackedDrgWindow512MiBV1,
+        StackedDrgWindow32GiBV1,
+        StackedDrgWindow64GiBV1,
+        StackedDrgWindow2KiBV1_2,
+        StackedDrgWindow8MiBV1_2,
+        StackedDrgWindow512MiBV1_2,
+        StackedDrgWindow32GiBV1_2,
+        StackedDrgWindow64GiBV1_2,
+    ]
+};
+
+/// filecoin-ffi numbering of `RegisteredUpdateProof`: 2K, 8M, 512M, 32G, 64G.
+const UPDATE_BY_NUMBER: [RegisteredUpdateProof; 5] = {
+    use RegisteredUpdateProof::*;
+    [StackedDrg2KiBV1, StackedDrg8MiBV1, StackedDrg512MiBV1, StackedDrg32GiBV1, StackedDrg64GiBV1]
+};
+
+pub fn post_from_number(n: i64) -> Result<RegisteredPoStProof> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|i| POST_BY_NUMBER.get(i).copied())
+        .ok_or_else(|| err!(InvalidArgument, "unknown registered PoSt proof number {n} (expected 0..=14)"))
+}
+
+pub fn post_to_number(p: RegisteredPoStProof) -> i64 {
+    POST_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+}
+
+pub fn update_from_number(n: i64) -> Result<RegisteredUpdateProof> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|i| UPDATE_BY_NUMBER.get(i).copied())
+        .ok_or_else(|| err!(InvalidArgument, "unknown registered update proof number {n} (expected 0..=4)"))
+}
+
+pub fn update_to_number(p: RegisteredUpdateProof) -> i64 {
+    UPDATE_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+}
+
+impl CircuitId {
+    /// The registered proof's name ("StackedDrgWinning2KiBV1").
+    pub fn name(self) -> String {
+        match self {
+            CircuitId::Seal(p) => format!("{p:?}"),
+            CircuitId::PoSt(p) => format!("{p:?}"),
+            CircuitId::Update(p) => format!("Update{p:?}"),
+        }
+    }
+
+    /// A circuit of `kind` numbered `n` the filecoin-ffi way for that kind.
+    pub fn from_number(kind: super::ProofKind, n: i64) -> Result<CircuitId> {
+        use super::ProofKind::*;
+        Ok(match kind {
+            PoRep => CircuitId::Seal(crate::registry::from_number(n)?),
+            WinningPoSt | WindowPoSt => {
+                let p = post_from_number(n)?;
+                let want = if kind == WinningPoSt { filecoin_proofs::PoStType::Winning } else { filecoin_proofs::PoStType::Window };
+                if p.typ() != want {
+                    return Err(err!(InvalidArgument, "{p:?} (number {n}) is not a {} proof", kind.name()));
+                }
+                CircuitId::PoSt(p)
+            }
+            SnapDeals => CircuitId::Update(update_from_number(n)?),
+        })
+    }
+
+    pub fn sector_size(self) -> u64 {
+        match self {
+            CircuitId::Seal(p) => u64::from(p.sector_size()),
+            CircuitId::PoSt(p) => u64::from(p.sector_size()),
+            CircuitId::Update(p) => u64::from(p.sector_size()),
+        }
+    }
+
+    /// The parameter-cache identifier (`stacked-proof-of-replication-…`, `proof-of-spacetime-
+    /// fallback-…`, `empty-sector-update-…`) as filecoin-proofs names the params it reads: V1
+    /// and V1_1 seal proofs of one size share one.
+    pub fn identifier(self) -> Result<String> {
+        let r = match self {
+            CircuitId::Seal(p) => p.circuit_identifier(),
+            CircuitId::PoSt(p) => p.circuit_identifier(),
+            CircuitId::Update(p) => return super::update::identifier(p),
+        };
+        r.map_err(|e| err!(Internal, "circuit identifier of {}: {e:#}", self.name()))
+    }
+
+    /// File names in filecoin-proofs' parameter cache (format version 28).
+    pub fn params_file_name(self) -> Result<String> {
+        Ok(format!("v28-{}.params", self.identifier()?))
+    }
+
+    pub fn vk_file_name(self) -> Result<String> {
+        Ok(format!("v28-{}.vk", self.identifier()?))
+    }
+
+    pub fn meta_file_name(self) -> Result<String> {
+        Ok(format!("v28-{}.meta", self.identifier()?))
+    }
+
+    /// The seal proof, for the PoRep-only machinery (recorded circuits, native witness).
+    pub fn seal(self) -> Option<RegisteredSealProof> {
+        match self {
+            CircuitId::Seal(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip() {
+        for n in 0..15 {
+            assert_eq!(post_to_number(post_from_number(n).unwrap()), n);
+        }
+        for n in 0..5 {
+            assert_eq!(update_to_number(update_from_number(n).unwrap()), n);
+        }
+        assert!(post_from_number(15).is_err() && post_from_number(-1).is_err());
+        assert!(update_from_number(5).is_err());
+        assert_eq!(post_from_number(10).unwrap(), RegisteredPoStProof::StackedDrgWindow2KiBV1_2);
+        use super::super::ProofKind;
+        assert!(CircuitId::from_number(ProofKind::WinningPoSt, 5).is_err(), "a window proof is not a winning proof");
+        assert!(CircuitId::from_number(ProofKind::WindowPoSt, 0).is_err());
+        assert!(CircuitId::from_number(ProofKind::WindowPoSt, 10).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod identifier_tests {
+    use super::*;
+
+    /// The published v28 params (filecoin-proofs 19's parameters.json, Groth16 ones).
+    const PUBLISHED: &[&str] = &[
+        "empty-sector-update-merkletree-poseidon_hasher-8-0-0-61fa69f38b9cc771ba27b670124714b4ea77fbeae05e377fb859c4a43b73a30c",
+        "empty-sector-update-merkletree-poseidon_hasher-8-0-0-92180959e1918d26350b8e6cfe217bbdd0a2d8de51ebec269078b364b715ad63",
+        "empty-sector-update-merkletree-poseidon_hasher-8-0-0-fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194",
+        "empty-sector-update-merkletree-poseidon_hasher-8-8-0-3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18",
+        "empty-sector-update-merkletree-poseidon_hasher-8-8-2-102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-0170db1f394b35d995252228ee359194b13199d259380541dc529fb0099096b0",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-0cfb4f178bbb71cf2ecfcd42accce558b27199ab4fb59cb78f2483fe21ef36d9",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-3ea05428c9d11689f23529cde32fd30aabd50f7d2c93657c1d3650bca3e8ea9e",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-50c7368dea9593ed0989e70974d28024efa9d156d585b7eea1be22b2e753f331",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-5294475db5237a2e83c3e52fd6c2b03859a1831d45ed08c4f35dbf9a803165a9",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-7d739b8cf60f1b0709eeebee7730e297683552e4b69cab6984ec0285663c5781",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-2-2627e4006b67f99cef990c0a47d5426cb7ab0a0ad58fc1061547bf2d28b09def",
+        "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-2-b62098629d07946e9028127e70295ed996fe3ed25b0f9f88eb610a0ab4385a3c",
+        "stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f",
+        "stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472",
+        "stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb",
+        "stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820",
+        "stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2",
+    ];
+
+    /// Every registered proof of every kind names params that exist: the ones filecoin-proofs reads.
+    #[test]
+    fn identifiers_are_published_params() {
+        let mut all: Vec<CircuitId> = (0..15).map(|n| CircuitId::Seal(crate::registry::from_number(n).unwrap())).collect();
+        all.extend((0..15).map(|n| CircuitId::PoSt(post_from_number(n).unwrap())));
+        all.extend((0..5).map(|n| CircuitId::Update(update_from_number(n).unwrap())));
+        for c in all {
+            let id = c.identifier().unwrap();
+            assert!(PUBLISHED.contains(&id.as_str()), "{}: {id} is not a published params file", c.name());
+        }
+    }
+}

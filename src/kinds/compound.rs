@@ -1,0 +1,98 @@
+//! What PoSt and SnapDeals share: partition circuits built by an upstream `CompoundProof`
+//! (synthesized through bellperson's circuit into our [`Assignment`]), and a statement that is
+//! each partition's public inputs as upstream's verifier computes them.
+
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use blstrs::{Bls12, Scalar};
+
+use super::Statement;
+use crate::error::{Result, ResultExt, Status};
+use crate::synth::{Assignment, PartitionCircuits, SizeHint};
+
+/// Builds partition `k`'s circuit exactly as upstream's `CompoundProof::circuit` does.
+pub(super) trait BuildCircuit: Send + Sync {
+    type Circuit: bellperson::Circuit<Scalar> + Send;
+    fn partitions(&self) -> usize;
+    fn circuit(&self, k: usize) -> Result<Self::Circuit>;
+}
+
+/// [`PartitionCircuits`] of any [`BuildCircuit`].
+pub(super) struct Compound<B>(pub B);
+
+impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
+    fn partitions(&self) -> usize {
+        self.0.partitions()
+    }
+
+    fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        let circuit = self.0.circuit(k)?;
+        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn bellperson_reference(
+        &self,
+        k: usize,
+        params: &bellperson::groth16::Parameters<Bls12>,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<Proof<Bls12>> {
+        let circuit = self.0.circuit(k)?;
+        let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
+            .status(Status::Prover, "bellperson create_proof_batch")?;
+        proofs.pop().ok_or_else(|| err!(Internal, "bellperson returned no proof"))
+    }
+}
+
+/// A proof of `inputs.len()` partitions, partition `k` against public inputs `inputs[k]`
+/// (without bellperson's leading ONE), batch-verified the way upstream's `CompoundProof::verify`
+/// does once it has computed them.
+pub struct PartitionInputs {
+    pub what: String,
+    pub inputs: Vec<Vec<Scalar>>,
+}
+
+/// Bytes of one Groth16 proof (compressed A, B, C).
+pub const PROOF_BYTES: usize = 192;
+
+impl Statement for PartitionInputs {
+    fn verify(&self, pvk: &PreparedVerifyingKey<Bls12>, proof: &[u8]) -> Result<bool> {
+        let n = self.inputs.len();
+        if proof.len() != n * PROOF_BYTES {
+            return Err(err!(
+                InvalidArgument,
+                "proof is {} bytes; a {} proof of {n} partition(s) is {} bytes",
+                proof.len(),
+                self.what,
+                n * PROOF_BYTES
+            ));
+        }
+        let proofs = proof
+            .chunks(PROOF_BYTES)
+            .map(Proof::<Bls12>::read)
+            .collect::<std::io::Result<Vec<_>>>()
+            .status(Status::InvalidArgument, "proof bytes are not valid Groth16 proofs")?;
+        let refs: Vec<&Proof<Bls12>> = proofs.iter().collect();
+        bellperson::groth16::verify_proofs_batch(pvk, &mut rand::rngs::OsRng, &refs, &self.inputs)
+            .status(Status::Verification, "verification")
+    }
+}
+
+/// Decode each of `bytes` as upstream does (bincode), refusing more than the bytes could hold.
+pub(super) fn decode_all<T: serde::de::DeserializeOwned>(bytes: &[&[u8]], what: &str) -> Result<Vec<T>> {
+    use bincode::Options;
+    if bytes.is_empty() {
+        return Err(err!(InvalidInput, "no {what} given"));
+    }
+    bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bincode::DefaultOptions::new()
+                .with_fixint_encoding()
+                .allow_trailing_bytes()
+                .with_limit(b.len() as u64)
+                .deserialize(b)
+                .map_err(|e| err!(InvalidInput, "{what} {i} ({} bytes) cannot be decoded: {e}", b.len()))
+        })
+        .collect()
+}

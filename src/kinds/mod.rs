@@ -1,0 +1,142 @@
+//! Proof kinds: PoRep C2, WinningPoSt, WindowPoSt and SnapDeals. Each kind's module supplies
+//! what the engine needs of it — parsing and validating its inputs (filecoin-proofs-api 19.x
+//! shapes), its partition circuits, its circuit (SRS) identity, its verification and its default
+//! priority — so the engine proves every kind the same way and a new kind is one module here
+//! plus its ABI and Go wrappers.
+
+pub mod circuit;
+mod compound;
+mod porep;
+pub mod post;
+pub mod update;
+
+use std::sync::Arc;
+
+use bellperson::groth16::PreparedVerifyingKey;
+use blstrs::Bls12;
+
+pub use circuit::{CircuitId, RegisteredPoStProof, RegisteredUpdateProof};
+pub use post::PoStRequest;
+pub use update::UpdateRequest;
+
+use crate::error::Result;
+use crate::synth::PartitionCircuits;
+
+/// The kinds of proof the engine makes. Numbers are part of the C ABI.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProofKind {
+    PoRep = 0,
+    WinningPoSt = 1,
+    WindowPoSt = 2,
+    SnapDeals = 3,
+}
+
+impl ProofKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::PoRep => "porep",
+            ProofKind::WinningPoSt => "winning_post",
+            ProofKind::WindowPoSt => "window_post",
+            ProofKind::SnapDeals => "snap_deals",
+        }
+    }
+
+    /// The kind numbered `n` (the C ABI's `cuzk_proof_kind` values).
+    pub fn from_number(n: i32) -> Result<ProofKind> {
+        Ok(match n {
+            0 => ProofKind::PoRep,
+            1 => ProofKind::WinningPoSt,
+            2 => ProofKind::WindowPoSt,
+            3 => ProofKind::SnapDeals,
+            _ => return Err(err!(InvalidArgument, "unknown proof kind {n} (0 PoRep, 1 WinningPoSt, 2 WindowPoSt, 3 SnapDeals)")),
+        })
+    }
+
+    /// Priority of a job submitted without one: WinningPoSt (due within seconds of its epoch)
+    /// before WindowPoSt (due within its 30-minute window) before PoRep and SnapDeals.
+    pub fn default_priority(self) -> i32 {
+        match self {
+            ProofKind::WinningPoSt => 2000,
+            ProofKind::WindowPoSt => 1000,
+            ProofKind::PoRep | ProofKind::SnapDeals => 0,
+        }
+    }
+}
+
+/// What a proof is checked against: the kind's public statement.
+pub trait Statement: Send + Sync {
+    /// Ok(true): `proof` (the concatenated partition proofs) proves the statement; Ok(false):
+    /// well-formed but not valid; Err: malformed.
+    fn verify(&self, pvk: &PreparedVerifyingKey<Bls12>, proof: &[u8]) -> Result<bool>;
+}
+
+/// A parsed, validated request of any kind: what the engine proves and how it checks the result.
+pub struct JobInputs {
+    pub kind: ProofKind,
+    pub circuit: CircuitId,
+    pub circuits: Arc<dyn PartitionCircuits>,
+    pub statement: Box<dyn Statement>,
+}
+
+/// A request, borrowed from the caller for the submit call.
+pub enum ProofRequest<'a> {
+    /// filecoin-ffi's `seal_commit_phase2`: the C1 output JSON and the sector it was sealed as.
+    PoRep { c1_json: &'a [u8], sector_id: u64, prover_id: [u8; 32] },
+    /// `generate_winning_post_with_vanilla`.
+    WinningPoSt(PoStRequest<'a>),
+    /// `generate_window_post_with_vanilla` (`partition: None`: every partition, their proofs
+    /// concatenated) or `generate_single_window_post_with_vanilla` (`Some(index)`: that
+    /// partition, whose sectors' vanilla proofs alone are given).
+    WindowPoSt { post: PoStRequest<'a>, partition: Option<usize> },
+    /// `generate_empty_sector_update_proof_with_vanilla`.
+    SnapDeals(UpdateRequest<'a>),
+}
+
+impl ProofRequest<'_> {
+    pub fn kind(&self) -> ProofKind {
+        match self {
+            ProofRequest::PoRep { .. } => ProofKind::PoRep,
+            ProofRequest::WinningPoSt(_) => ProofKind::WinningPoSt,
+            ProofRequest::WindowPoSt { .. } => ProofKind::WindowPoSt,
+            ProofRequest::SnapDeals(_) => ProofKind::SnapDeals,
+        }
+    }
+
+    /// Parse and validate: every error in the request is found here, before any work is queued.
+    pub fn parse(&self) -> Result<JobInputs> {
+        match self {
+            ProofRequest::PoRep { c1_json, sector_id, prover_id } => porep::parse(c1_json, prover_id, *sector_id),
+            ProofRequest::WinningPoSt(r) => post::parse_winning(r),
+            ProofRequest::WindowPoSt { post: r, partition } => post::parse_window(r, *partition),
+            ProofRequest::SnapDeals(r) => update::parse(r),
+        }
+    }
+
+    /// A digest of everything the request proves: a reused request id must name the same content.
+    pub fn content_digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut field = |b: &[u8]| {
+            h.update((b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        field(&(self.kind() as i32).to_le_bytes());
+        match self {
+            ProofRequest::PoRep { c1_json, sector_id, prover_id } => {
+                field(c1_json);
+                field(&sector_id.to_le_bytes());
+                field(prover_id);
+            }
+            ProofRequest::WinningPoSt(r) => r.digest_into(&mut field),
+            ProofRequest::WindowPoSt { post: r, partition } => {
+                r.digest_into(&mut field);
+                field(&partition.map_or(-1i64, |p| p as i64).to_le_bytes());
+            }
+            ProofRequest::SnapDeals(r) => r.digest_into(&mut field),
+        }
+        h.finalize().into()
+    }
+}
+
+pub use porep::seal_inputs;

@@ -1,0 +1,162 @@
+//! SnapDeals (empty-sector update) from its partition vanilla proofs, as filecoin-proofs'
+//! `generate_empty_sector_update_proof_with_vanilla` takes them: each partition's
+//! `EmptySectorUpdateCircuit`, checked against comm_r_old, comm_r_new and comm_d_new.
+
+use std::sync::Arc;
+
+use filecoin_hashers::Domain;
+use filecoin_proofs::constants::DefaultPieceDomain;
+use filecoin_proofs::types::{MerkleTreeTrait, SectorUpdateConfig};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_update::constants::{TreeRDomain, TreeRHasher};
+use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof, PublicInputs};
+
+use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
+use super::{CircuitId, JobInputs, ProofKind, RegisteredUpdateProof, Statement};
+use crate::error::{Result, ResultExt, Status};
+
+/// A SnapDeals request as filecoin-ffi takes it.
+pub struct UpdateRequest<'a> {
+    pub proof: RegisteredUpdateProof,
+    /// One `PartitionProof` per update partition, bincode-serialized (`PartitionProofBytes`).
+    pub vanilla_proofs: Vec<&'a [u8]>,
+    pub comm_r_old: [u8; 32],
+    pub comm_r_new: [u8; 32],
+    pub comm_d_new: [u8; 32],
+}
+
+/// What a SnapDeals proof is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateCommitments {
+    pub comm_r_old: [u8; 32],
+    pub comm_r_new: [u8; 32],
+    pub comm_d_new: [u8; 32],
+}
+
+impl UpdateRequest<'_> {
+    pub(super) fn digest_into(&self, field: &mut impl FnMut(&[u8])) {
+        field(&super::circuit::update_to_number(self.proof).to_le_bytes());
+        field(&self.comm_r_old);
+        field(&self.comm_r_new);
+        field(&self.comm_d_new);
+        field(&(self.vanilla_proofs.len() as u64).to_le_bytes());
+        for v in &self.vanilla_proofs {
+            field(v);
+        }
+    }
+
+    fn commitments(&self) -> UpdateCommitments {
+        UpdateCommitments { comm_r_old: self.comm_r_old, comm_r_new: self.comm_r_new, comm_d_new: self.comm_d_new }
+    }
+}
+
+/// The parameter-cache identifier filecoin-proofs files the update params under
+/// (`empty-sector-update-…`). Not `RegisteredUpdateProof::circuit_identifier`: in
+/// filecoin-proofs-api 19.1 that returns the sector's PoRep identifier.
+pub(super) fn identifier(proof: RegisteredUpdateProof) -> Result<String> {
+    with_tree_shape!(proof, identifier_of, proof)
+}
+
+fn identifier_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof) -> Result<String> {
+    use storage_proofs_core::parameter_cache::CacheableParameters;
+    let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(proof.sector_size()));
+    Ok(<EmptySectorUpdateCompound<Tree> as CacheableParameters<EmptySectorUpdateCircuit<Tree>, _>>::cache_identifier(&pp))
+}
+
+pub(super) fn parse(r: &UpdateRequest<'_>) -> Result<JobInputs> {
+    with_tree_shape!(r.proof, prepare, r)
+}
+
+/// What a SnapDeals proof is checked against (upstream's `verify_empty_sector_update_proof`).
+pub fn update_statement(proof: RegisteredUpdateProof, c: &UpdateCommitments) -> Result<Box<dyn Statement>> {
+    with_tree_shape!(proof, statement, proof, c)
+}
+
+struct Setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    pub_inputs: PublicInputs,
+    pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
+}
+
+fn setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof, c: &UpdateCommitments) -> Result<Setup<Tree>> {
+    let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
+    let partitions = usize::from(config.update_partitions);
+    let commitment = |b: &[u8; 32], what: &str| TreeRDomain::try_from_bytes(b).status(Status::InvalidArgument, what);
+    let pub_inputs = PublicInputs {
+        k: partitions,
+        comm_r_old: commitment(&c.comm_r_old, "comm_r_old")?,
+        comm_d_new: DefaultPieceDomain::try_from_bytes(&c.comm_d_new).status(Status::InvalidArgument, "comm_d_new")?,
+        comm_r_new: commitment(&c.comm_r_new, "comm_r_new")?,
+        h: config.h,
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: storage_proofs_update::SetupParams { sector_bytes: u64::from(config.sector_size) },
+        partitions: Some(partitions),
+        priority: false,
+    };
+    let pub_params = EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")?;
+    Ok(Setup { pub_inputs, pub_params })
+}
+
+fn inputs<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof, s: &Setup<Tree>) -> Result<PartitionInputs> {
+    let partitions = s.pub_inputs.k;
+    let inputs = (0..partitions)
+        .map(|k| EmptySectorUpdateCompound::<Tree>::generate_public_inputs(&s.pub_inputs, &s.pub_params.vanilla_params, Some(k)))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .status(Status::Internal, "update public inputs")?;
+    Ok(PartitionInputs { what: format!("Update{proof:?}"), inputs })
+}
+
+fn statement<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    proof: RegisteredUpdateProof,
+    c: &UpdateCommitments,
+) -> Result<Box<dyn Statement>> {
+    let s = setup::<Tree>(proof, c)?;
+    Ok(Box::new(inputs(proof, &s)?))
+}
+
+fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(r: &UpdateRequest<'_>) -> Result<JobInputs> {
+    let name = format!("Update{:?}", r.proof);
+    let s = setup::<Tree>(r.proof, &r.commitments())?;
+    let partitions = s.pub_inputs.k;
+    if r.vanilla_proofs.len() != partitions {
+        return Err(err!(InvalidInput, "{name} takes {partitions} partition vanilla proof(s), got {}", r.vanilla_proofs.len()));
+    }
+    let proofs: Vec<PartitionProof<Tree>> = decode_all(&r.vanilla_proofs, &format!("{name} partition vanilla proof"))?;
+    let valid = EmptySectorUpdate::<Tree>::verify_all_partitions(&s.pub_params.vanilla_params, &s.pub_inputs, &proofs)
+        .status(Status::InvalidInput, &format!("{name} vanilla proofs"))?;
+    if !valid {
+        return Err(err!(
+            InvalidInput,
+            "{name}: the partition vanilla proofs do not verify against comm_r_old, comm_r_new and comm_d_new"
+        ));
+    }
+    let statement = inputs(r.proof, &s)?;
+    let build = UpdateCircuits::<Tree> { pub_inputs: s.pub_inputs, pub_params: s.pub_params.vanilla_params, partitions: proofs };
+    Ok(JobInputs {
+        kind: ProofKind::SnapDeals,
+        circuit: CircuitId::Update(r.proof),
+        circuits: Arc::new(Compound(build)),
+        statement: Box::new(statement),
+    })
+}
+
+struct UpdateCircuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    pub_inputs: PublicInputs,
+    pub_params: storage_proofs_update::PublicParams,
+    partitions: Vec<PartitionProof<Tree>>,
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> BuildCircuit for UpdateCircuits<Tree> {
+    type Circuit = EmptySectorUpdateCircuit<Tree>;
+
+    fn partitions(&self) -> usize {
+        self.partitions.len()
+    }
+
+    fn circuit(&self, k: usize) -> Result<EmptySectorUpdateCircuit<Tree>> {
+        let proof = self.partitions.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
+        EmptySectorUpdateCompound::<Tree>::circuit(&self.pub_inputs, Default::default(), proof, &self.pub_params, Some(k))
+            .status(Status::Synthesis, "building the update circuit")
+    }
+}

@@ -1,0 +1,227 @@
+//! WinningPoSt, WindowPoSt (all partitions and one by index) and SnapDeals through the engine:
+//! real 2 KiB sectors sealed and updated with filecoin-proofs, vanilla proofs made by it, seeded
+//! params; every proof checked by filecoin-proofs' own verifiers, byte identity with bellperson
+//! for fixed r, s, and bad input refused at submit.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use blstrs::Scalar;
+use cuzk::engine::{Engine, EngineConfig, JobState, Submission};
+use cuzk::error::Status;
+use cuzk::fixtures::{self, KindFixtures, PoStFixture};
+use cuzk::kinds::post::{window_statement, winning_statement, PublicReplica};
+use cuzk::kinds::update::{update_statement, UpdateCommitments};
+use cuzk::kinds::{CircuitId, PoStRequest, ProofKind, ProofRequest, UpdateRequest};
+use cuzk::prover::{Backend, CpuBackend};
+use ff::Field;
+use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
+
+struct Setup {
+    kinds: KindFixtures,
+    engine: Engine,
+}
+
+fn setup() -> Setup {
+    let f = common::fixture(); // also points filecoin-proofs' parameter cache at the fixtures
+    let root = fixtures::default_root();
+    let kinds = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
+    let config = EngineConfig { backend: "cpu".into(), params_dir: Some(f.params_dir.clone()), ..Default::default() };
+    let engine = Engine::new(config).expect("engine");
+    for c in circuits(&kinds) {
+        fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
+        engine.srs_load(c, None).expect("srs load");
+    }
+    Setup { kinds, engine }
+}
+
+fn circuits(k: &KindFixtures) -> [CircuitId; 3] {
+    [k.winning.proof.into(), k.window.proof.into(), k.update.proof.into()]
+}
+
+fn post_request(p: &PoStFixture) -> PoStRequest<'_> {
+    PoStRequest {
+        proof: p.proof,
+        randomness: p.randomness,
+        prover_id: p.prover_id,
+        vanilla_proofs: p.vanilla_proofs.iter().map(|v| &v[..]).collect(),
+    }
+}
+
+fn update_request(k: &KindFixtures) -> UpdateRequest<'_> {
+    let u = &k.update;
+    UpdateRequest {
+        proof: u.proof,
+        vanilla_proofs: u.vanilla_proofs.iter().map(|v| &v[..]).collect(),
+        comm_r_old: u.comm_r_old,
+        comm_r_new: u.comm_r_new,
+        comm_d_new: u.comm_d_new,
+    }
+}
+
+fn prove(engine: &Engine, request: ProofRequest<'_>) -> Vec<u8> {
+    let kind = request.kind();
+    let id = engine.submit_proof(Submission { request, priority: None, request_id: None }).expect("submit");
+    let snap = engine.wait(id, Some(Duration::from_secs(600))).expect("wait");
+    assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
+    let r = snap.result.unwrap();
+    assert!(r.verified, "the engine verifies every proof");
+    assert_eq!(r.kind, kind);
+    r.proof.clone()
+}
+
+fn replicas(p: &PoStFixture) -> BTreeMap<SectorId, PublicReplicaInfo> {
+    p.sectors.iter().map(|(id, comm_r)| (SectorId::from(*id), PublicReplicaInfo::new(p.proof, *comm_r))).collect()
+}
+
+fn public(p: &PoStFixture) -> Vec<PublicReplica> {
+    p.sectors.iter().map(|(id, comm_r)| PublicReplica { sector_id: *id, comm_r: *comm_r }).collect()
+}
+
+fn flipped(p: &[u8]) -> Vec<u8> {
+    let mut bad = p.to_vec();
+    bad[p.len() - 1] ^= 1;
+    bad
+}
+
+#[test]
+fn every_kind_proves_and_filecoin_proofs_verifies() {
+    let s = setup();
+    let k = &s.kinds;
+
+    // WinningPoSt.
+    let w = &k.winning;
+    let proof = prove(&s.engine, ProofRequest::WinningPoSt(post_request(w)));
+    assert_eq!(proof.len(), 192);
+    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &replicas(w), w.prover_id).unwrap());
+    let st = winning_statement(w.proof, &w.randomness, &w.prover_id, &public(w)).unwrap();
+    assert!(s.engine.verify(w.proof, &*st, &proof).unwrap());
+    assert!(!s.engine.verify(w.proof, &*st, &flipped(&proof)).unwrap_or(false));
+
+    // WindowPoSt, every partition: three sectors, two per partition.
+    let d = &k.window;
+    let proof = prove(&s.engine, ProofRequest::WindowPoSt { post: post_request(d), partition: None });
+    assert_eq!(proof.len(), 2 * 192);
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &replicas(d), d.prover_id).unwrap());
+    let st = window_statement(d.proof, &d.randomness, &d.prover_id, &public(d)).unwrap();
+    assert!(s.engine.verify(d.proof, &*st, &proof).unwrap());
+
+    // WindowPoSt one partition at a time, merged the way upstream merges them.
+    let mut merged = Vec::new();
+    for (k_index, range) in [(0usize, 0..2usize), (1, 2..3)] {
+        let mut r = post_request(d);
+        r.vanilla_proofs = r.vanilla_proofs[range].to_vec();
+        merged.extend(prove(&s.engine, ProofRequest::WindowPoSt { post: r, partition: Some(k_index) }));
+    }
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &merged[..])], &replicas(d), d.prover_id).unwrap());
+
+    // SnapDeals.
+    let u = &k.update;
+    let proof = prove(&s.engine, ProofRequest::SnapDeals(update_request(k)));
+    assert!(filecoin_proofs_api::update::verify_empty_sector_update_proof(u.proof, &proof, u.comm_r_old, u.comm_r_new, u.comm_d_new).unwrap());
+    let c = UpdateCommitments { comm_r_old: u.comm_r_old, comm_r_new: u.comm_r_new, comm_d_new: u.comm_d_new };
+    let st = update_statement(u.proof, &c).unwrap();
+    assert!(s.engine.verify(u.proof, &*st, &proof).unwrap());
+    assert!(!s.engine.verify(u.proof, &*st, &flipped(&proof)).unwrap_or(false));
+
+    let status: serde_json::Value = serde_json::from_str(&s.engine.status_json()).unwrap();
+    let kinds: Vec<&str> = status["srs"].as_array().unwrap().iter().map(|x| x["kind"].as_str().unwrap()).collect();
+    for want in ["winning_post", "window_post", "snap_deals"] {
+        assert!(kinds.contains(&want), "status lists every resident SRS by kind: {kinds:?}");
+    }
+}
+
+/// For fixed r, s our proofs equal bellperson's `create_proof_batch` byte for byte.
+#[test]
+fn byte_identical_to_bellperson() {
+    let s = setup();
+    let k = &s.kinds;
+    let requests = [
+        ProofRequest::WinningPoSt(post_request(&k.winning)),
+        ProofRequest::WindowPoSt { post: post_request(&k.window), partition: None },
+        ProofRequest::SnapDeals(update_request(k)),
+    ];
+    let (r, t) = (Scalar::from(7u64), Scalar::from(11u64));
+    for req in requests {
+        let inputs = req.parse().expect("parse");
+        let srs = s.engine.srs_get(inputs.circuit).unwrap().unwrap();
+        for part in 0..inputs.circuits.partitions() {
+            let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
+            let ours = CpuBackend.prove(&srs, asg, r, t).unwrap().proof;
+            let theirs = inputs.circuits.bellperson_reference(part, &srs.params, r, t).unwrap();
+            assert!(ours == theirs, "{:?} partition {part}", req.kind());
+        }
+    }
+    let _ = Scalar::ONE;
+}
+
+#[test]
+fn bad_input_is_refused_at_submit() {
+    let s = setup();
+    let k = &s.kinds;
+    let submit = |request| s.engine.submit_proof(Submission { request, priority: None, request_id: None }).map(|_| ()).unwrap_err();
+
+    // Malformed vanilla bytes.
+    let mut r = post_request(&k.winning);
+    let junk = [7u8; 40];
+    r.vanilla_proofs = vec![&junk];
+    assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::InvalidInput);
+    let mut r = post_request(&k.window);
+    let truncated = &k.window.vanilla_proofs[0][..100];
+    r.vanilla_proofs[0] = truncated;
+    assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidInput);
+    let mut u = update_request(k);
+    u.vanilla_proofs[0] = &junk;
+    assert_eq!(submit(ProofRequest::SnapDeals(u)).status, Status::InvalidInput);
+
+    // Wrong registered proof: a WindowPoSt proof type for WinningPoSt, and the other way round.
+    let mut r = post_request(&k.winning);
+    r.proof = k.window.proof;
+    assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::InvalidArgument);
+    let mut r = post_request(&k.window);
+    r.proof = k.winning.proof;
+    assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidArgument);
+    // V1 vanilla proofs are not V1_2's: the challenges differ, so every sector is faulty.
+    let mut r = post_request(&k.window);
+    r.proof = cuzk::kinds::RegisteredPoStProof::StackedDrgWindow2KiBV1;
+    let e = submit(ProofRequest::WindowPoSt { post: r, partition: None });
+    assert!(matches!(e.status, Status::FaultySectors | Status::SrsNotLoaded), "{e}");
+
+    // Other randomness: every sector's vanilla proof fails, and the error names them.
+    let mut r = post_request(&k.window);
+    r.randomness[0] ^= 1;
+    let e = submit(ProofRequest::WindowPoSt { post: r, partition: None });
+    assert_eq!(e.status, Status::FaultySectors, "{e}");
+    assert_eq!(e.sectors, k.window.sectors.iter().map(|s| s.0).collect::<Vec<_>>());
+    let mut r = post_request(&k.winning);
+    r.randomness[0] ^= 1;
+    assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::FaultySectors);
+
+    // One partition given more sectors than a partition holds; sectors out of order.
+    let mut r = post_request(&k.window);
+    let e = submit(ProofRequest::WindowPoSt { post: post_request(&k.window), partition: Some(0) });
+    assert_eq!(e.status, Status::InvalidInput, "{e}");
+    r.vanilla_proofs.reverse();
+    assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidInput);
+
+    // Update vanilla proofs against other commitments.
+    let mut u = update_request(k);
+    u.comm_r_new = k.update.comm_r_old;
+    assert_eq!(submit(ProofRequest::SnapDeals(u)).status, Status::InvalidInput);
+
+    // No SRS loaded.
+    s.engine.srs_evict(k.update.proof).unwrap();
+    assert_eq!(submit(ProofRequest::SnapDeals(update_request(k))).status, Status::SrsNotLoaded);
+}
+
+/// WinningPoSt outranks PoRep by default.
+#[test]
+fn default_priorities() {
+    assert!(ProofKind::WinningPoSt.default_priority() > ProofKind::WindowPoSt.default_priority());
+    assert!(ProofKind::WindowPoSt.default_priority() > ProofKind::PoRep.default_priority());
+    assert_eq!(ProofKind::PoRep.default_priority(), ProofKind::SnapDeals.default_priority());
+    let _ = Arc::new(());
+}
