@@ -5,7 +5,12 @@ package cuzk
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/filecoin-project/go-state-types/abi"
+)
 
 // Code is a cuzk_status code. The numbers are part of the C ABI.
 type Code int32
@@ -27,6 +32,7 @@ const (
 	CodeUnsupported     Code = C.CUZK_STATUS_UNSUPPORTED
 	CodePanic           Code = C.CUZK_STATUS_PANIC
 	CodeInternal        Code = C.CUZK_STATUS_INTERNAL
+	CodeFaultySectors   Code = C.CUZK_STATUS_FAULTY_SECTORS
 )
 
 // String is the library's name for the code ("SRS not loaded").
@@ -43,6 +49,9 @@ func (s Code) String() string {
 type Error struct {
 	Code    Code
 	Message string
+	// Sectors lists the faulty sectors of an ErrFaultySectors error (PoSt vanilla proofs that
+	// do not verify), as filecoin-ffi's PoSt calls report them.
+	Sectors []abi.SectorNumber
 }
 
 func (e *Error) Error() string {
@@ -77,6 +86,8 @@ var (
 	ErrUnsupported = &Error{Code: CodeUnsupported}
 	ErrPanic       = &Error{Code: CodePanic}
 	ErrInternal    = &Error{Code: CodeInternal}
+	// ErrFaultySectors: the error's Sectors lists them.
+	ErrFaultySectors = &Error{Code: CodeFaultySectors}
 )
 
 // takeError converts a failed call's status and native error into a Go error and frees the
@@ -89,6 +100,13 @@ func takeError(st C.cuzk_status, cerr *C.cuzk_error) error {
 	defer C.cuzk_error_free(cerr)
 	// The message is borrowed from cerr: copy it before the deferred free.
 	e := &Error{Code: Code(C.cuzk_error_code(cerr)), Message: C.GoString(C.cuzk_error_message(cerr))}
+	var sectors *C.uint64_t
+	var n C.uintptr_t
+	if C.cuzk_error_sectors(cerr, &sectors, &n) == C.CUZK_STATUS_OK && n > 0 {
+		for _, s := range unsafe.Slice(sectors, int(n)) {
+			e.Sectors = append(e.Sectors, abi.SectorNumber(s))
+		}
+	}
 	if e.Code != Code(st) {
 		// Cannot happen per the ABI; keep the returned status authoritative.
 		e.Message = fmt.Sprintf("%s (error object said %v)", e.Message, e.Code)

@@ -225,3 +225,105 @@ fn default_priorities() {
     assert_eq!(ProofKind::PoRep.default_priority(), ProofKind::SnapDeals.default_priority());
     let _ = Arc::new(());
 }
+
+/// The C ABI: every kind submitted, waited for and verified through the exported functions;
+/// faulty sectors listed on the error.
+#[test]
+fn through_the_c_abi() {
+    use cuzk::ffi::*;
+    let f = common::fixture();
+    let kinds = fixtures::ensure_kind_fixtures(&fixtures::default_root(), fixtures::DEFAULT_SEED).expect("kind fixtures");
+    for c in circuits(&kinds) {
+        fixtures::ensure_params(&fixtures::default_root(), c, fixtures::DEFAULT_SEED).expect("params");
+    }
+    let cfg = std::ffi::CString::new(format!(r#"{{"backend":"cpu","params_dir":{:?}}}"#, f.params_dir.display().to_string())).unwrap();
+    let mut engine = std::ptr::null_mut();
+    let (st, m) = common::call(|err| unsafe { cuzk_engine_new(cfg.as_ptr(), &mut engine, err) });
+    assert_eq!(st, Status::Ok, "{m}");
+    let e = engine as *const cuzk_engine;
+    use cuzk::kinds::circuit::{post_to_number, update_to_number};
+    let (w, d, u) = (&kinds.winning, &kinds.window, &kinds.update);
+    for (kind, n) in [(CUZK_KIND_WINNING_POST, post_to_number(w.proof)), (CUZK_KIND_WINDOW_POST, post_to_number(d.proof)), (CUZK_KIND_SNAP_DEALS, update_to_number(u.proof))] {
+        let (st, m) = common::call(|err| unsafe { cuzk_srs_load_kind(e, kind, n, std::ptr::null(), std::ptr::null_mut(), err) });
+        assert_eq!(st, Status::Ok, "{m}");
+    }
+    // A Window number given as a Winning proof is refused.
+    let (st, _) = common::call(|err| unsafe { cuzk_srs_load_kind(e, CUZK_KIND_WINNING_POST, post_to_number(d.proof), std::ptr::null(), std::ptr::null_mut(), err) });
+    assert_eq!(st, Status::InvalidArgument);
+
+    let list = |v: &[Vec<u8>]| v.iter().map(|b| cuzk_bytes { ptr: b.as_ptr(), len: b.len() }).collect::<Vec<_>>();
+    let wait = |id: u64| -> Vec<u8> {
+        let mut proof = std::ptr::null_mut();
+        let mut state = -1;
+        let (st, m) = common::call(|err| unsafe { cuzk_job_wait(e, id, 600_000, &mut state, &mut proof, err) });
+        assert_eq!(st, Status::Ok, "{m}");
+        let (mut p, mut n) = (std::ptr::null(), 0usize);
+        let (st, _) = common::call(|err| unsafe { cuzk_proof_bytes(proof, &mut p, &mut n, err) });
+        assert_eq!(st, Status::Ok);
+        let bytes = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
+        unsafe { cuzk_proof_free(proof) };
+        bytes
+    };
+    let sectors = |p: &PoStFixture| p.sectors.iter().map(|(id, comm_r)| cuzk_sector { sector_id: *id, comm_r: *comm_r }).collect::<Vec<_>>();
+
+    // WinningPoSt.
+    let v = list(&w.vanilla_proofs);
+    let mut id = 0;
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_submit_winning_post(e, post_to_number(w.proof), w.randomness.as_ptr(), w.prover_id.as_ptr(), v.as_ptr(), v.len(), CUZK_PRIORITY_DEFAULT, std::ptr::null(), &mut id, err)
+    });
+    assert_eq!(st, Status::Ok, "{m}");
+    let proof = wait(id);
+    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &replicas(w), w.prover_id).unwrap());
+    let s = sectors(w);
+    let mut valid = false;
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_verify_winning_post(e, post_to_number(w.proof), w.randomness.as_ptr(), w.prover_id.as_ptr(), s.as_ptr(), s.len(), proof.as_ptr(), proof.len(), &mut valid, err)
+    });
+    assert!(st == Status::Ok && valid, "{m}");
+
+    // WindowPoSt, all partitions; then a faulty submission names every sector.
+    let v = list(&d.vanilla_proofs);
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_submit_window_post(e, post_to_number(d.proof), d.randomness.as_ptr(), d.prover_id.as_ptr(), v.as_ptr(), v.len(), -1, CUZK_PRIORITY_DEFAULT, std::ptr::null(), &mut id, err)
+    });
+    assert_eq!(st, Status::Ok, "{m}");
+    let proof = wait(id);
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &replicas(d), d.prover_id).unwrap());
+    let s = sectors(d);
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_verify_window_post(e, post_to_number(d.proof), d.randomness.as_ptr(), d.prover_id.as_ptr(), s.as_ptr(), s.len(), proof.as_ptr(), proof.len(), &mut valid, err)
+    });
+    assert!(st == Status::Ok && valid, "{m}");
+    let mut other = d.randomness;
+    other[0] ^= 1;
+    let mut err = std::ptr::null_mut();
+    let st = unsafe {
+        cuzk_submit_window_post(e, post_to_number(d.proof), other.as_ptr(), d.prover_id.as_ptr(), v.as_ptr(), v.len(), -1, CUZK_PRIORITY_DEFAULT, std::ptr::null(), &mut id, &mut err)
+    };
+    assert_eq!(st, Status::FaultySectors);
+    let (mut p, mut n) = (std::ptr::null(), 0usize);
+    assert_eq!(unsafe { cuzk_error_sectors(err, &mut p, &mut n) }, Status::Ok);
+    let listed = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
+    unsafe { cuzk_error_free(err) };
+    assert_eq!(listed, d.sectors.iter().map(|s| s.0).collect::<Vec<_>>());
+
+    // SnapDeals.
+    let v = list(&u.vanilla_proofs);
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_submit_snap_deals(e, update_to_number(u.proof), v.as_ptr(), v.len(), u.comm_r_old.as_ptr(), u.comm_r_new.as_ptr(), u.comm_d_new.as_ptr(), CUZK_PRIORITY_DEFAULT, std::ptr::null(), &mut id, err)
+    });
+    assert_eq!(st, Status::Ok, "{m}");
+    let proof = wait(id);
+    assert!(filecoin_proofs_api::update::verify_empty_sector_update_proof(u.proof, &proof, u.comm_r_old, u.comm_r_new, u.comm_d_new).unwrap());
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_verify_snap_deals(e, update_to_number(u.proof), u.comm_r_old.as_ptr(), u.comm_r_new.as_ptr(), u.comm_d_new.as_ptr(), proof.as_ptr(), proof.len(), &mut valid, err)
+    });
+    assert!(st == Status::Ok && valid, "{m}");
+    // NULL list.
+    let (st, _) = common::call(|err| unsafe {
+        cuzk_submit_snap_deals(e, update_to_number(u.proof), std::ptr::null(), 0, u.comm_r_old.as_ptr(), u.comm_r_new.as_ptr(), u.comm_d_new.as_ptr(), 0, std::ptr::null(), &mut id, err)
+    });
+    assert_eq!(st, Status::InvalidArgument);
+    unsafe { cuzk_engine_free(engine) };
+}

@@ -1,6 +1,8 @@
 //! Generates (or finds) test fixtures: `cuzk-fixture [--root DIR] [--seed N] [--sector-only] [PROOF ...]`.
 //! PROOF is a registered seal proof name or filecoin-ffi number (default StackedDrg2KiBV1_1).
 //! Prints one JSON line per proof with the params path and the sealed sector.
+//! `cuzk-fixture --kinds` instead makes the WinningPoSt / WindowPoSt / SnapDeals fixtures (2 KiB
+//! sectors, vanilla proofs, each kind's params) and prints them as one JSON line.
 //! `cuzk-fixture --shape PROOF ...` instead counts each proof's partition circuit (constraints and
 //! the params section sizes, from the blank circuit; no params or sector needed).
 
@@ -20,6 +22,7 @@ fn main() -> ExitCode {
             "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
             "--sector-only" => with_params = false,
             "--shape" => shape = true,
+            "--kinds" => return kinds(&root, seed),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
             "-h" | "--help" => {
                 println!("usage: cuzk-fixture [--root DIR] [--seed N] [--sector-only | --shape] [PROOF ...]");
@@ -58,4 +61,27 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
+    let run = || -> cuzk::error::Result<String> {
+        let k = cuzk::fixtures::ensure_kind_fixtures(root, seed)?;
+        let circuits: [cuzk::kinds::CircuitId; 3] = [k.winning.proof.into(), k.window.proof.into(), k.update.proof.into()];
+        for c in circuits {
+            cuzk::fixtures::ensure_params(root, c, seed)?;
+        }
+        let mut v = serde_json::to_value(&k).map_err(|e| cuzk::err!(Internal, "{e}"))?;
+        v["params_dir"] = serde_json::json!(cuzk::fixtures::params_dir(root));
+        Ok(v.to_string())
+    };
+    match run() {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cuzk-fixture --kinds: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

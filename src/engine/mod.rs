@@ -12,6 +12,7 @@ mod circuits;
 mod config;
 mod dealloc;
 mod gate;
+mod handoff;
 mod job;
 mod memory;
 mod metrics;
@@ -22,7 +23,7 @@ mod workers;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -565,4 +566,4 @@ impl Drop for Engine {
 }
 
 /// The prove stage's channel type.
-pub(crate) type ProveSender = mpsc::SyncSender<workers::Synthesized>;
+pub(crate) type ProveSender = handoff::Sender<workers::Synthesized>;

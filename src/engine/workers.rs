@@ -5,6 +5,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use super::handoff;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -59,7 +61,7 @@ pub(super) fn spawn(shared: &Arc<Shared>) -> std::io::Result<Vec<JoinHandle<()>>
 }
 
 fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::io::Result<()> {
-    let (tx, rx) = sync_channel::<Synthesized>(shared.config.prove_queue_depth);
+    let (tx, rx) = handoff::channel::<Synthesized>(shared.config.prove_queue_depth);
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
     let stage = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -196,12 +198,13 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender) {
                     Err(e) => log::warn!("job {} partition {}: {e}", job.id, item.partition),
                 }
                 drop(pass); // the next partition may synthesize while this one waits for the prover
+                let key = (job.priority, std::cmp::Reverse(job.id), std::cmp::Reverse(item.partition));
                 let s = Synthesized { job, partition: item.partition, assignment, memory, ready_at: Instant::now() };
                 shared.awaiting_prover.fetch_add(1, Ordering::Relaxed);
-                if let Err(back) = tx.send(s) {
+                if let Err(back) = tx.send(key, s) {
                     shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
                     // Prover gone (shutdown): free and stop.
-                    let Synthesized { assignment, memory, .. } = back.0;
+                    let Synthesized { assignment, memory, .. } = back;
                     discard(shared, assignment, memory);
                     return;
                 }
@@ -244,8 +247,8 @@ fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_
     Ok(asg)
 }
 
-fn prove_loop(shared: &Shared, rx: Receiver<Synthesized>, ftx: SyncSender<Started>) {
-    for s in rx {
+fn prove_loop(shared: &Shared, rx: handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
+    while let Some(s) = rx.recv() {
         shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
