@@ -160,22 +160,20 @@ func waitBytes(ctx context.Context, job *Job, err error) ([]byte, error) {
 // name: proofs are the challenged sectors' vanilla proofs (GenerateSingleVanillaProof's).
 // A vanilla proof that does not verify is an ErrFaultySectors error listing the sector.
 func (e *Engine) GenerateWinningPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
-	b, err := waitBytes(ctx, e.submitPoStJob(KindWinningPoSt, proofType, minerID, randomness, proofs, -1))
+	job, err := e.submitPoSt(KindWinningPoSt, proofType, minerID, randomness, proofs, -1)
+	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
 	}
 	return []proof.PoStProof{{PoStProof: proofType, ProofBytes: b}}, nil
 }
 
-func (e *Engine) submitPoStJob(k Kind, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partition int64) (*Job, error) {
-	return e.submitPoSt(k, proofType, minerID, randomness, proofs, partition)
-}
-
 // GenerateWindowPoStWithVanilla proves every partition of a WindowPoSt like filecoin-ffi's
 // function of that name (proofs in ascending sector order). Faulty sectors come back as an
 // ErrFaultySectors error whose Sectors lists them.
 func (e *Engine) GenerateWindowPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
-	b, err := waitBytes(ctx, e.submitPoStJob(KindWindowPoSt, proofType, minerID, randomness, proofs, -1))
+	job, err := e.submitPoSt(KindWindowPoSt, proofType, minerID, randomness, proofs, -1)
+	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +184,8 @@ func (e *Engine) GenerateWindowPoStWithVanilla(ctx context.Context, proofType ab
 // filecoin-ffi's function of that name: proofs are that partition's sectors' vanilla proofs.
 // Concatenating the partitions' ProofBytes in order gives GenerateWindowPoStWithVanilla's proof.
 func (e *Engine) GenerateSinglePartitionWindowPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (*PartitionProof, error) {
-	b, err := waitBytes(ctx, e.submitPoStJob(KindWindowPoSt, proofType, minerID, randomness, proofs, int64(partitionIndex)))
+	job, err := e.submitPoSt(KindWindowPoSt, proofType, minerID, randomness, proofs, int64(partitionIndex))
+	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
 	}
