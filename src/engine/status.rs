@@ -67,12 +67,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         .map(|s| {
             json!({
                 "registered_proof": s.circuit.name(),
-                "kind": match s.circuit {
-                    crate::kinds::CircuitId::Seal(_) => "porep",
-                    crate::kinds::CircuitId::PoSt(p) if p.typ() == filecoin_proofs::PoStType::Winning => "winning_post",
-                    crate::kinds::CircuitId::PoSt(_) => "window_post",
-                    crate::kinds::CircuitId::Update(_) => "snap_deals",
-                },
+                "kind": s.circuit.kind().name(),
                 "path": s.path.display().to_string(),
                 "file_bytes": s.file_bytes,
                 "resident_bytes": s.resident_bytes,

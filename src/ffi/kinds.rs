@@ -86,10 +86,7 @@ unsafe fn post_request(
     vanilla_proofs: *const cuzk_bytes,
     vanilla_count: usize,
 ) -> Result<PoStRequest<'static>> {
-    let proof = match crate::kinds::CircuitId::from_number(kind, registered_post_proof)? {
-        crate::kinds::CircuitId::PoSt(p) => p,
-        _ => unreachable!("a PoSt kind numbers PoSt proofs"),
-    };
+    let proof = crate::kinds::CircuitId::post_from(kind, registered_post_proof)?;
     Ok(PoStRequest {
         proof,
         randomness: arg_32(randomness, "randomness")?,
@@ -269,10 +266,7 @@ unsafe fn verify_post(
     out_valid: *mut bool,
 ) -> Result<()> {
     let e = arg(engine, "engine")?;
-    let p = match crate::kinds::CircuitId::from_number(kind, registered_post_proof)? {
-        crate::kinds::CircuitId::PoSt(p) => p,
-        _ => unreachable!("a PoSt kind numbers PoSt proofs"),
-    };
+    let p = crate::kinds::CircuitId::post_from(kind, registered_post_proof)?;
     let (randomness, prover_id) = (arg_32(randomness, "randomness")?, arg_32(prover_id, "prover_id")?);
     let replicas = sectors(list, n)?;
     let proof = arg_bytes(proof, proof_len, "proof")?;

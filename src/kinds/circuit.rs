@@ -144,6 +144,24 @@ impl CircuitId {
         Ok(format!("v28-{}.meta", self.identifier()?))
     }
 
+    /// The kind of proof made with this circuit.
+    pub fn kind(self) -> super::ProofKind {
+        match self {
+            CircuitId::Seal(_) => super::ProofKind::PoRep,
+            CircuitId::PoSt(p) if p.typ() == filecoin_proofs::PoStType::Winning => super::ProofKind::WinningPoSt,
+            CircuitId::PoSt(_) => super::ProofKind::WindowPoSt,
+            CircuitId::Update(_) => super::ProofKind::SnapDeals,
+        }
+    }
+
+    /// The PoSt proof of a PoSt kind numbered `n`.
+    pub fn post_from(kind: super::ProofKind, n: i64) -> Result<RegisteredPoStProof> {
+        match Self::from_number(kind, n)? {
+            CircuitId::PoSt(p) => Ok(p),
+            c => Err(err!(InvalidArgument, "{} is not a PoSt proof", c.name())),
+        }
+    }
+
     /// The seal proof, for the PoRep-only machinery (recorded circuits, native witness).
     pub fn seal(self) -> Option<RegisteredSealProof> {
         match self {

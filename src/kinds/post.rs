@@ -81,7 +81,7 @@ fn safe<Tree: MerkleTreeTrait>(bytes: &[u8; 32], what: &str) -> Result<TreeDomai
 }
 
 /// Upstream's setup: WinningPoSt's circuit has one "sector" per challenge.
-fn vanilla_params(config: &filecoin_proofs::PoStConfig) -> Result<fallback::SetupParams> {
+pub(crate) fn vanilla_params(config: &filecoin_proofs::PoStConfig) -> Result<fallback::SetupParams> {
     match config.typ {
         PoStType::Winning => filecoin_proofs::parameters::winning_post_setup_params(config).status(Status::Internal, "setup params"),
         PoStType::Window => Ok(filecoin_proofs::parameters::window_post_setup_params(config)),
