@@ -9,12 +9,14 @@ if [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ] && ! command -v nvcc >/dev/null
   export CUDA_PATH="$(scripts/install-cuda-toolchain.sh)"
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/cuzk-target}
-cargo build --release --features cuda,tools --bin cuzk-gpu
+cargo build --release --features cuda,tools --bin cuzk-gpu --bin cuzk-bench
 # (git-path: .git is a file in a linked worktree)
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures
 grep -qx '/.gpu-carry/' "$exclude" 2>/dev/null || echo '/.gpu-carry/' >> "$exclude"
 strip -o .gpu-carry/cuzk-gpu "$CARGO_TARGET_DIR/release/cuzk-gpu"
+# cuzk-bench with the CUDA backend (stages kinds, synth-shaped-P).
+strip -o .gpu-carry/cuzk-bench "$CARGO_TARGET_DIR/release/cuzk-bench"
 # A test binary's path: test_exe FEATURES TEST.
 test_exe() {
   cargo test --release --features "$1" --test "$2" --no-run --message-format=json | python3 -c 'import json,sys
@@ -38,5 +40,7 @@ if [ "${GPU_PREPARE_INSTALL:-0}" = 1 ]; then
 fi
 fix=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
 if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
+# The kind fixtures (sealed 2 KiB sectors, vanilla proofs: stages kinds*), when made here.
+if [ -d "$fix/kinds" ]; then cp -r "$fix/kinds" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe
 du -sh .gpu-carry

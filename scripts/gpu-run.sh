@@ -22,6 +22,12 @@
 #           ceiling (the device's IMAD and Fp-mul rates, the MSM floor they imply),
 #           identity-test (tests/gpu_identity.rs, .gpu-carry/gpu-identity: byte identity, device
 #           selection),
+#           kinds-test (tests/gpu_identity.rs' every_proof_kind_on_the_gpu: WinningPoSt, WindowPoSt,
+#           SnapDeals on the GPU, byte-identical to the CPU and verified by filecoin-proofs),
+#           kinds (cuzk-bench kinds: each kind's latency on the GPU, then WinningPoSt while
+#           KINDS_C2_JOBS C2 jobs keep the engine busy; .gpu-carry/cuzk-bench), kinds-supraseal
+#           (the peer's *_with_vanilla on the same vanilla proofs); all three need the kind
+#           fixtures in .gpu-carry/fixtures/kinds (their params are made here, in the background),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -50,7 +56,7 @@ cat "$OUT/env.log"
 
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test) need_fixture=1 ;; esac; done
+for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1 ;; esac; done
 if [ $need_fixture = 1 ]; then
   mkdir -p "$CUZK_FIXTURES_DIR/sectors"
   cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -59,6 +65,17 @@ if [ $need_fixture = 1 ]; then
 fi
 wait_fixture() {
   if [ -n "$fixture_pid" ]; then wait "$fixture_pid"; fixture_pid=""; tail -3 "$OUT/fixture.log"; fi
+}
+kinds_pid=""
+for s in "${stages[@]}"; do case $s in kinds*)
+  if [ -z "$kinds_pid" ] && [ -d .gpu-carry/fixtures/kinds ]; then
+    mkdir -p "$CUZK_FIXTURES_DIR/kinds"; cp -r .gpu-carry/fixtures/kinds/. "$CUZK_FIXTURES_DIR/kinds/"
+    ( "$BIN" fixture-kinds > "$OUT/fixture-kinds.log" 2>&1 ) &
+    kinds_pid=$!
+  fi ;; esac; done
+wait_kinds() {
+  wait_fixture
+  if [ -n "$kinds_pid" ]; then wait "$kinds_pid"; kinds_pid=""; tail -2 "$OUT/fixture-kinds.log"; fi
 }
 
 run() { # name cap cmd...
@@ -69,7 +86,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -129,6 +146,11 @@ for s0 in "${stages[@]}"; do
     ceiling) run ceiling 60 "$BIN" ceiling ;;
     identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
     installed) wait_fixture; installed ;;
+    kinds-test) wait_kinds; run kinds-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 every_proof_kind_on_the_gpu ;;
+    kinds) wait_kinds; run kinds 400 .gpu-carry/cuzk-bench kinds --runs "${KINDS_RUNS:-5}" --c2-jobs "${KINDS_C2_JOBS:-32}" ${KINDS_UPSTREAM:---no-upstream} ;;
+    kinds-supraseal) wait_kinds; run kinds-supraseal 200 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
+        LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+        .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
         run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" ;;
@@ -137,5 +159,5 @@ for s0 in "${stages[@]}"; do
   esac
   BIN=$BIN_RUN
 done
-wait_fixture
+wait_kinds
 echo "total $(( $(date +%s) - start ))s"

@@ -140,3 +140,34 @@ fn backend_selection_names_why_cuda_is_unavailable() {
         }
     }
 }
+
+/// WinningPoSt, WindowPoSt and SnapDeals on the GPU: each proved through an engine with backend
+/// "cuda" and accepted by filecoin-proofs' verifier, and every partition's GPU proof equal to
+/// the CPU backend's for fixed r, s (which equals bellperson's: tests/proof_kinds.rs).
+#[test]
+fn every_proof_kind_on_the_gpu() {
+    let Some(gpu) = gpu() else { return };
+    let k = common::kind_fixtures();
+    let params_dir = cuzk::fixtures::params_dir(&cuzk::fixtures::default_root());
+    let engine = Engine::new(EngineConfig { backend: "cuda".into(), params_dir: Some(params_dir), ..Default::default() }).unwrap();
+    for c in k.circuits() {
+        engine.srs_load(c, None).unwrap();
+    }
+    let (r, s) = (Scalar::from(7u64), Scalar::from(11u64));
+    for (name, request) in k.requests() {
+        let inputs = request.parse().unwrap();
+        let srs = engine.srs_get(inputs.circuit).unwrap().unwrap();
+        for part in 0..inputs.circuits.partitions() {
+            let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
+            let cpu = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
+            let g = gpu.prove(&srs, asg, r, s).unwrap().proof;
+            assert_eq!(bytes(&cpu), bytes(&g), "{name} partition {part}: GPU proof differs from the CPU proof");
+        }
+        let id = engine.submit_proof(cuzk::engine::Submission { request, priority: None, request_id: None }).unwrap();
+        let snap = engine.wait(id, Some(std::time::Duration::from_secs(300))).unwrap();
+        let result = snap.result.unwrap_or_else(|| panic!("{name}: {:?}", snap.error));
+        assert_eq!(result.backend, "cuda", "{name}");
+        assert!(common::filecoin_verify_kind(&k, name, &result.proof), "{name}: filecoin-proofs rejected the GPU proof");
+        eprintln!("{name}: {} partition(s) byte-identical on the GPU; engine proof verified by filecoin-proofs", inputs.circuits.partitions());
+    }
+}

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,10 +14,9 @@ use cuzk::error::Status;
 use cuzk::fixtures::{self, KindFixtures, PoStFixture};
 use cuzk::kinds::post::{window_statement, winning_statement, PublicReplica};
 use cuzk::kinds::update::{update_statement, UpdateCommitments};
-use cuzk::kinds::{CircuitId, PoStRequest, ProofKind, ProofRequest, UpdateRequest};
+use cuzk::kinds::{ProofKind, ProofRequest};
 use cuzk::prover::{Backend, CpuBackend};
 use ff::Field;
-use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 
 struct Setup {
     kinds: KindFixtures,
@@ -26,40 +24,13 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let f = common::fixture(); // also points filecoin-proofs' parameter cache at the fixtures
-    let root = fixtures::default_root();
-    let kinds = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
-    let config = EngineConfig { backend: "cpu".into(), params_dir: Some(f.params_dir.clone()), ..Default::default() };
+    let kinds = common::kind_fixtures(); // also points filecoin-proofs' parameter cache at the fixtures
+    let config = EngineConfig { backend: "cpu".into(), params_dir: Some(fixtures::params_dir(&fixtures::default_root())), ..Default::default() };
     let engine = Engine::new(config).expect("engine");
-    for c in circuits(&kinds) {
-        fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
+    for c in kinds.circuits() {
         engine.srs_load(c, None).expect("srs load");
     }
     Setup { kinds, engine }
-}
-
-fn circuits(k: &KindFixtures) -> [CircuitId; 3] {
-    [k.winning.proof.into(), k.window.proof.into(), k.update.proof.into()]
-}
-
-fn post_request(p: &PoStFixture) -> PoStRequest<'_> {
-    PoStRequest {
-        proof: p.proof,
-        randomness: p.randomness,
-        prover_id: p.prover_id,
-        vanilla_proofs: p.vanilla_proofs.iter().map(|v| &v[..]).collect(),
-    }
-}
-
-fn update_request(k: &KindFixtures) -> UpdateRequest<'_> {
-    let u = &k.update;
-    UpdateRequest {
-        proof: u.proof,
-        vanilla_proofs: u.vanilla_proofs.iter().map(|v| &v[..]).collect(),
-        comm_r_old: u.comm_r_old,
-        comm_r_new: u.comm_r_new,
-        comm_d_new: u.comm_d_new,
-    }
 }
 
 fn prove(engine: &Engine, request: ProofRequest<'_>) -> Vec<u8> {
@@ -71,10 +42,6 @@ fn prove(engine: &Engine, request: ProofRequest<'_>) -> Vec<u8> {
     assert!(r.verified, "the engine verifies every proof");
     assert_eq!(r.kind, kind);
     r.proof.clone()
-}
-
-fn replicas(p: &PoStFixture) -> BTreeMap<SectorId, PublicReplicaInfo> {
-    p.sectors.iter().map(|(id, comm_r)| (SectorId::from(*id), PublicReplicaInfo::new(p.proof, *comm_r))).collect()
 }
 
 fn public(p: &PoStFixture) -> Vec<PublicReplica> {
@@ -94,33 +61,33 @@ fn every_kind_proves_and_filecoin_proofs_verifies() {
 
     // WinningPoSt.
     let w = &k.winning;
-    let proof = prove(&s.engine, ProofRequest::WinningPoSt(post_request(w)));
+    let proof = prove(&s.engine, ProofRequest::WinningPoSt(w.request()));
     assert_eq!(proof.len(), 192);
-    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &replicas(w), w.prover_id).unwrap());
+    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &common::replicas(w), w.prover_id).unwrap());
     let st = winning_statement(w.proof, &w.randomness, &w.prover_id, &public(w)).unwrap();
     assert!(s.engine.verify(w.proof, &*st, &proof).unwrap());
     assert!(!s.engine.verify(w.proof, &*st, &flipped(&proof)).unwrap_or(false));
 
     // WindowPoSt, every partition: three sectors, two per partition.
     let d = &k.window;
-    let proof = prove(&s.engine, ProofRequest::WindowPoSt { post: post_request(d), partition: None });
+    let proof = prove(&s.engine, ProofRequest::WindowPoSt { post: d.request(), partition: None });
     assert_eq!(proof.len(), 2 * 192);
-    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &replicas(d), d.prover_id).unwrap());
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &common::replicas(d), d.prover_id).unwrap());
     let st = window_statement(d.proof, &d.randomness, &d.prover_id, &public(d)).unwrap();
     assert!(s.engine.verify(d.proof, &*st, &proof).unwrap());
 
     // WindowPoSt one partition at a time, merged the way upstream merges them.
     let mut merged = Vec::new();
     for (k_index, range) in [(0usize, 0..2usize), (1, 2..3)] {
-        let mut r = post_request(d);
+        let mut r = d.request();
         r.vanilla_proofs = r.vanilla_proofs[range].to_vec();
         merged.extend(prove(&s.engine, ProofRequest::WindowPoSt { post: r, partition: Some(k_index) }));
     }
-    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &merged[..])], &replicas(d), d.prover_id).unwrap());
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &merged[..])], &common::replicas(d), d.prover_id).unwrap());
 
     // SnapDeals.
     let u = &k.update;
-    let proof = prove(&s.engine, ProofRequest::SnapDeals(update_request(k)));
+    let proof = prove(&s.engine, ProofRequest::SnapDeals(k.update.request()));
     assert!(filecoin_proofs_api::update::verify_empty_sector_update_proof(u.proof, &proof, u.comm_r_old, u.comm_r_new, u.comm_d_new).unwrap());
     let c = UpdateCommitments { comm_r_old: u.comm_r_old, comm_r_new: u.comm_r_new, comm_d_new: u.comm_d_new };
     let st = update_statement(u.proof, &c).unwrap();
@@ -139,11 +106,7 @@ fn every_kind_proves_and_filecoin_proofs_verifies() {
 fn byte_identical_to_bellperson() {
     let s = setup();
     let k = &s.kinds;
-    let requests = [
-        ProofRequest::WinningPoSt(post_request(&k.winning)),
-        ProofRequest::WindowPoSt { post: post_request(&k.window), partition: None },
-        ProofRequest::SnapDeals(update_request(k)),
-    ];
+    let requests = k.requests().map(|(_, r)| r);
     let (r, t) = (Scalar::from(7u64), Scalar::from(11u64));
     for req in requests {
         let inputs = req.parse().expect("parse");
@@ -165,56 +128,56 @@ fn bad_input_is_refused_at_submit() {
     let submit = |request| s.engine.submit_proof(Submission { request, priority: None, request_id: None }).map(|_| ()).unwrap_err();
 
     // Malformed vanilla bytes.
-    let mut r = post_request(&k.winning);
+    let mut r = k.winning.request();
     let junk = [7u8; 40];
     r.vanilla_proofs = vec![&junk];
     assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::InvalidInput);
-    let mut r = post_request(&k.window);
+    let mut r = k.window.request();
     let truncated = &k.window.vanilla_proofs[0][..100];
     r.vanilla_proofs[0] = truncated;
     assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidInput);
-    let mut u = update_request(k);
+    let mut u = k.update.request();
     u.vanilla_proofs[0] = &junk;
     assert_eq!(submit(ProofRequest::SnapDeals(u)).status, Status::InvalidInput);
 
     // Wrong registered proof: a WindowPoSt proof type for WinningPoSt, and the other way round.
-    let mut r = post_request(&k.winning);
+    let mut r = k.winning.request();
     r.proof = k.window.proof;
     assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::InvalidArgument);
-    let mut r = post_request(&k.window);
+    let mut r = k.window.request();
     r.proof = k.winning.proof;
     assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidArgument);
     // V1 vanilla proofs are not V1_2's: the challenges differ, so every sector is faulty.
-    let mut r = post_request(&k.window);
+    let mut r = k.window.request();
     r.proof = cuzk::kinds::RegisteredPoStProof::StackedDrgWindow2KiBV1;
     let e = submit(ProofRequest::WindowPoSt { post: r, partition: None });
     assert!(matches!(e.status, Status::FaultySectors | Status::SrsNotLoaded), "{e}");
 
     // Other randomness: every sector's vanilla proof fails, and the error names them.
-    let mut r = post_request(&k.window);
+    let mut r = k.window.request();
     r.randomness[0] ^= 1;
     let e = submit(ProofRequest::WindowPoSt { post: r, partition: None });
     assert_eq!(e.status, Status::FaultySectors, "{e}");
     assert_eq!(e.sectors, k.window.sectors.iter().map(|s| s.0).collect::<Vec<_>>());
-    let mut r = post_request(&k.winning);
+    let mut r = k.winning.request();
     r.randomness[0] ^= 1;
     assert_eq!(submit(ProofRequest::WinningPoSt(r)).status, Status::FaultySectors);
 
     // One partition given more sectors than a partition holds; sectors out of order.
-    let mut r = post_request(&k.window);
-    let e = submit(ProofRequest::WindowPoSt { post: post_request(&k.window), partition: Some(0) });
+    let mut r = k.window.request();
+    let e = submit(ProofRequest::WindowPoSt { post: k.window.request(), partition: Some(0) });
     assert_eq!(e.status, Status::InvalidInput, "{e}");
     r.vanilla_proofs.reverse();
     assert_eq!(submit(ProofRequest::WindowPoSt { post: r, partition: None }).status, Status::InvalidInput);
 
     // Update vanilla proofs against other commitments.
-    let mut u = update_request(k);
+    let mut u = k.update.request();
     u.comm_r_new = k.update.comm_r_old;
     assert_eq!(submit(ProofRequest::SnapDeals(u)).status, Status::InvalidInput);
 
     // No SRS loaded.
     s.engine.srs_evict(k.update.proof).unwrap();
-    assert_eq!(submit(ProofRequest::SnapDeals(update_request(k))).status, Status::SrsNotLoaded);
+    assert_eq!(submit(ProofRequest::SnapDeals(k.update.request())).status, Status::SrsNotLoaded);
 }
 
 /// WinningPoSt outranks PoRep by default.
@@ -233,7 +196,7 @@ fn through_the_c_abi() {
     use cuzk::ffi::*;
     let f = common::fixture();
     let kinds = fixtures::ensure_kind_fixtures(&fixtures::default_root(), fixtures::DEFAULT_SEED).expect("kind fixtures");
-    for c in circuits(&kinds) {
+    for c in kinds.circuits() {
         fixtures::ensure_params(&fixtures::default_root(), c, fixtures::DEFAULT_SEED).expect("params");
     }
     let cfg = std::ffi::CString::new(format!(r#"{{"backend":"cpu","params_dir":{:?}}}"#, f.params_dir.display().to_string())).unwrap();
@@ -274,7 +237,7 @@ fn through_the_c_abi() {
     });
     assert_eq!(st, Status::Ok, "{m}");
     let proof = wait(id);
-    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &replicas(w), w.prover_id).unwrap());
+    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &common::replicas(w), w.prover_id).unwrap());
     let s = sectors(w);
     let mut valid = false;
     let (st, m) = common::call(|err| unsafe {
@@ -289,7 +252,7 @@ fn through_the_c_abi() {
     });
     assert_eq!(st, Status::Ok, "{m}");
     let proof = wait(id);
-    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &replicas(d), d.prover_id).unwrap());
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &common::replicas(d), d.prover_id).unwrap());
     let s = sectors(d);
     let (st, m) = common::call(|err| unsafe {
         cuzk_verify_window_post(e, post_to_number(d.proof), d.randomness.as_ptr(), d.prover_id.as_ptr(), s.as_ptr(), s.len(), proof.as_ptr(), proof.len(), &mut valid, err)

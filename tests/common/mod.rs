@@ -113,3 +113,32 @@ pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, p
     });
     (st, m, valid)
 }
+
+/// The 2 KiB kind fixtures with every kind's params made (also points filecoin-proofs' parameter
+/// cache at them, through [`fixture`]).
+pub fn kind_fixtures() -> cuzk::fixtures::KindFixtures {
+    let _ = fixture();
+    let root = fixtures::default_root();
+    let kinds = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
+    for c in kinds.circuits() {
+        fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
+    }
+    kinds
+}
+
+/// A PoSt fixture's sectors as filecoin-proofs' verifiers take them.
+pub fn replicas(p: &cuzk::fixtures::PoStFixture) -> std::collections::BTreeMap<filecoin_proofs_api::SectorId, filecoin_proofs_api::PublicReplicaInfo> {
+    p.sectors.iter().map(|(id, comm_r)| ((*id).into(), filecoin_proofs_api::PublicReplicaInfo::new(p.proof, *comm_r))).collect()
+}
+
+/// filecoin-proofs' own verifier of the kind fixture request `name` (as in `KindFixtures::requests`).
+pub fn filecoin_verify_kind(k: &cuzk::fixtures::KindFixtures, name: &str, proof: &[u8]) -> bool {
+    use filecoin_proofs_api::{post, update};
+    let r = match name {
+        "winning_post" => post::verify_winning_post(&k.winning.randomness, proof, &replicas(&k.winning), k.winning.prover_id),
+        "window_post" => post::verify_window_post(&k.window.randomness, &[(k.window.proof, proof)], &replicas(&k.window), k.window.prover_id),
+        "snap_deals" => update::verify_empty_sector_update_proof(k.update.proof, proof, k.update.comm_r_old, k.update.comm_r_new, k.update.comm_d_new),
+        other => panic!("no kind fixture named {other}"),
+    };
+    r.expect("filecoin-proofs verifier errored")
+}

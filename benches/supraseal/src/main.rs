@@ -7,9 +7,11 @@
 //! `supraseal-c2-bench stream <sector.json> <jobs> <threads,…>`: after one warm-up call, `jobs`
 //! `seal_commit_phase2` calls shared by T threads of this process, for each T listed — the
 //! peer's throughput at its best thread count.
+//! `supraseal-c2-bench kinds <kinds.json> <runs>`: WinningPoSt, WindowPoSt, SnapDeals (kinds.rs).
 
 use std::time::Instant;
 
+mod kinds;
 mod raw;
 
 #[derive(serde::Deserialize)]
@@ -25,6 +27,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("raw") {
         return raw::main(&args);
+    }
+    if args.get(1).map(String::as_str) == Some("kinds") {
+        return kinds::main(&args);
     }
     if args.get(1).map(String::as_str) == Some("stream") {
         return stream(&args[2..]);

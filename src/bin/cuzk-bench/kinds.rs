@@ -1,39 +1,14 @@
-//! `cuzk-bench kinds`: each proof kind at 2 KiB through the cuzk engine vs filecoin-proofs'
-//! `*_with_vanilla` on the same inputs, interleaved; then WinningPoSt latency alone and
-//! submitted behind a queue of C2 jobs.
+//! `cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream]`: each proof kind at 2 KiB through
+//! the cuzk engine (backend auto: CUDA where built with it and a device is usable) vs
+//! filecoin-proofs' `*_with_vanilla` on the same inputs, interleaved; then WinningPoSt latency
+//! alone and while M C2 jobs (submitted first) keep the engine busy. The supraseal-c2 peer of the
+//! GPU machine is `supraseal-c2-bench kinds` on the same fixtures (benches/supraseal).
 
 use std::time::{Duration, Instant};
 
-use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest, Submission};
+use cuzk::engine::{Engine, EngineConfig, JobResult, JobState, SubmitRequest, Submission};
 use cuzk::fixtures::{self, KindFixtures};
-use cuzk::kinds::{CircuitId, PoStRequest, ProofRequest, UpdateRequest};
-
-fn post(p: &fixtures::PoStFixture) -> PoStRequest<'_> {
-    PoStRequest {
-        proof: p.proof,
-        randomness: p.randomness,
-        prover_id: p.prover_id,
-        vanilla_proofs: p.vanilla_proofs.iter().map(|v| &v[..]).collect(),
-    }
-}
-
-fn requests(k: &KindFixtures) -> Vec<(&'static str, ProofRequest<'_>)> {
-    let u = &k.update;
-    vec![
-        ("winning_post", ProofRequest::WinningPoSt(post(&k.winning))),
-        ("window_post", ProofRequest::WindowPoSt { post: post(&k.window), partition: None }),
-        (
-            "snap_deals",
-            ProofRequest::SnapDeals(UpdateRequest {
-                proof: u.proof,
-                vanilla_proofs: u.vanilla_proofs.iter().map(|v| &v[..]).collect(),
-                comm_r_old: u.comm_r_old,
-                comm_r_new: u.comm_r_new,
-                comm_d_new: u.comm_d_new,
-            }),
-        ),
-    ]
-}
+use cuzk::kinds::ProofRequest;
 
 /// filecoin-proofs' own prover on the same inputs.
 fn upstream(name: &str, k: &KindFixtures) -> Vec<u8> {
@@ -52,69 +27,107 @@ fn upstream(name: &str, k: &KindFixtures) -> Vec<u8> {
     r.expect("filecoin-proofs prover")
 }
 
-fn prove(engine: &Engine, request: ProofRequest<'_>) -> Duration {
+fn prove(engine: &Engine, request: ProofRequest<'_>) -> (Duration, std::sync::Arc<JobResult>) {
     let t = Instant::now();
     let id = engine.submit_proof(Submission { request, priority: None, request_id: None }).expect("submit");
     let snap = engine.wait(id, None).expect("wait");
     assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
-    t.elapsed()
+    (t.elapsed(), snap.result.expect("result"))
 }
 
-pub fn run(runs: usize) {
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool) {
     let root = fixtures::default_root();
     let params_dir = fixtures::params_dir(&root);
     // filecoin-proofs reads its params from here (set before its first use).
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
     let k = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
-    let circuits: [CircuitId; 3] = [k.winning.proof.into(), k.window.proof.into(), k.update.proof.into()];
     let config = EngineConfig { params_dir: Some(params_dir.clone()), ..Default::default() };
     let engine = Engine::new(config).expect("engine");
-    for c in circuits {
+    for c in k.circuits() {
         fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
         engine.srs_load(c, None).expect("srs");
     }
     let mut summary = serde_json::Map::new();
     summary.insert("backend".into(), engine.backend_name().into());
-    for (i, (name, _)) in requests(&k).into_iter().enumerate() {
-        let _ = upstream(name, &k); // warm filecoin-proofs' params cache: its first call reads the file
+    println!("backend: {}", engine.backend_name());
+    for (i, (name, _)) in k.requests().into_iter().enumerate() {
+        let _ = prove(&engine, k.requests().into_iter().nth(i).unwrap().1); // warm: the first use of this SRS on the device
+        if with_upstream {
+            let _ = upstream(name, &k); // warm filecoin-proofs' params cache: its first call reads the file
+        }
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            ours.push(prove(&engine, requests(&k).swap_remove(i).1).as_secs_f64());
-            let t = Instant::now();
-            let _ = upstream(name, &k);
-            theirs.push(t.elapsed().as_secs_f64());
+            ours.push(prove(&engine, k.requests().into_iter().nth(i).unwrap().1).0.as_secs_f64());
+            if with_upstream {
+                let t = Instant::now();
+                let _ = upstream(name, &k);
+                theirs.push(t.elapsed().as_secs_f64());
+            }
         }
-        let med = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let (o, t) = (med(&mut ours), med(&mut theirs));
-        println!("{name}: cuzk {o:.3} s (proved + verified), filecoin-proofs {t:.3} s (proved), ratio {:.2}x", t / o);
-        summary.insert(name.into(), serde_json::json!({"cuzk_s": o, "filecoin_proofs_s": t, "speedup": t / o}));
+        let o = median(&mut ours);
+        if with_upstream {
+            let t = median(&mut theirs);
+            println!("{name}: cuzk {o:.3} s (proved + verified), filecoin-proofs {t:.3} s (proved), ratio {:.2}x", t / o);
+            summary.insert(name.into(), serde_json::json!({"cuzk_s": o, "filecoin_proofs_s": t, "speedup": t / o, "runs": runs}));
+        } else {
+            println!("{name}: cuzk {o:.3} s (proved + verified, median of {runs})");
+            summary.insert(name.into(), serde_json::json!({"cuzk_s": o, "runs": runs}));
+        }
     }
 
-    // WinningPoSt alone, and behind C2 jobs (submitted first, at their default priority).
+    // WinningPoSt alone, then while C2 jobs (submitted first, at their default priority) fill
+    // the engine: `runs` WinningPoSts one after another, each submitted with C2 work queued.
     let f = (fixtures::ensure_params(&root, RegisteredProof, fixtures::DEFAULT_SEED), fixtures::ensure_sector(&root, RegisteredProof, fixtures::DEFAULT_SEED));
     let sector = f.1.expect("sector");
     engine.srs_load(RegisteredProof, Some(&f.0.expect("params"))).expect("c2 srs");
     let c1 = sector.c1_json().expect("c1");
-    let alone = prove(&engine, requests(&k).swap_remove(0).1).as_secs_f64();
-    let c2_jobs = 4;
-    let ids: Vec<u64> = (0..c2_jobs)
-        .map(|_| {
-            engine
-                .submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None })
-                .expect("c2 submit")
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(500)); // the C2 partitions are in synthesis
-    let behind = prove(&engine, requests(&k).swap_remove(0).1).as_secs_f64();
-    let c2_pending = ids.iter().filter(|id| !engine.poll(**id).map(|s| s.state.is_final()).unwrap_or(true)).count();
-    for id in ids {
-        let _ = engine.wait(id, None);
+    let winning = || k.requests().into_iter().next().unwrap().1;
+    let c2 = || {
+        engine
+            .submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None })
+            .expect("c2 submit")
+    };
+    let _ = engine.wait(c2(), None); // warm the C2 path (records its circuit)
+    let mut alone: Vec<f64> = (0..runs).map(|_| prove(&engine, winning()).0.as_secs_f64()).collect();
+    let alone = median(&mut alone);
+    let unfinished = |ids: &[u64]| ids.iter().filter(|id| !engine.poll(**id).map(|s| s.state.is_final()).unwrap_or(true)).count();
+    let t0 = Instant::now();
+    let ids: Vec<u64> = (0..c2_jobs).map(|_| c2()).collect();
+    let mut behind = Vec::new();
+    for _ in 0..runs {
+        std::thread::sleep(Duration::from_millis(300)); // C2 partitions in synthesis and queued for the prover
+        let queued = unfinished(&ids);
+        let (latency, r) = prove(&engine, winning());
+        let t = &r.timings;
+        println!(
+            "winning_post behind {queued} unfinished C2 jobs: {:.3} s (queue {:.3}, synthesis {:.3}, prove queue {:.3}, prove {:.3}, verify {:.3}); {} C2 still unfinished",
+            latency.as_secs_f64(),
+            t.queue.as_secs_f64(),
+            t.synthesis.as_secs_f64(),
+            t.prove_queue.as_secs_f64(),
+            t.prove.as_secs_f64(),
+            t.verify.as_secs_f64(),
+            unfinished(&ids)
+        );
+        behind.push(serde_json::json!({"c2_unfinished_at_submit": queued, "latency_s": latency.as_secs_f64(), "c2_unfinished_at_done": unfinished(&ids),
+            "queue_s": t.queue.as_secs_f64(), "prove_queue_s": t.prove_queue.as_secs_f64(), "prove_s": t.prove.as_secs_f64()}));
     }
-    println!("winning_post latency: alone {alone:.3} s, behind {c2_jobs} C2 jobs {behind:.3} s ({c2_pending} C2 jobs still unfinished when it was done)");
-    summary.insert("winning_behind_c2".into(), serde_json::json!({"alone_s": alone, "behind_s": behind, "c2_jobs": c2_jobs, "c2_unfinished_at_winning_done": c2_pending}));
+    for id in &ids {
+        let _ = engine.wait(*id, None);
+    }
+    let c2_wall = t0.elapsed().as_secs_f64();
+    let mut lat: Vec<f64> = behind.iter().map(|b| b["latency_s"].as_f64().unwrap()).collect();
+    let lat = median(&mut lat);
+    println!("winning_post latency: alone {alone:.3} s, behind {c2_jobs} C2 jobs median {lat:.3} s; the C2 jobs took {c2_wall:.2} s ({:.3} s per proof with the WinningPoSts among them)", c2_wall / c2_jobs.max(1) as f64);
+    summary.insert(
+        "winning_behind_c2".into(),
+        serde_json::json!({"alone_s": alone, "behind_median_s": lat, "c2_jobs": c2_jobs, "c2_wall_s": c2_wall, "samples": behind}),
+    );
     println!("{}", serde_json::Value::Object(summary));
 }
 

@@ -12,9 +12,10 @@
 //!                              one partition of proof P's real shape (default 8 = 32 GiB; from
 //!                              the shaped C1 generator): upstream sequential vs cuzk parallel,
 //!                              seconds, constraints per core-second, peak RSS.
-//!   cuzk-bench kinds [--runs N] WinningPoSt, WindowPoSt, SnapDeals at 2 KiB: cuzk vs
-//!                              filecoin-proofs' *_with_vanilla (interleaved), and WinningPoSt
-//!                              latency alone vs submitted behind 4 C2 jobs.
+//!   cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream]  WinningPoSt, WindowPoSt,
+//!                              SnapDeals at 2 KiB: cuzk (backend auto) vs filecoin-proofs'
+//!                              *_with_vanilla (interleaved), and WinningPoSt latency alone vs
+//!                              while M (default 4) C2 jobs fill the engine.
 //!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
 //!                              K-constraint circuit (default 1024) through one engine, every
 //!                              tenth cancelled: RSS, threads, open files and the memory budget
@@ -253,10 +254,10 @@ fn main() {
             let modes = args.iter().position(|a| a == "--modes").and_then(|i| args.get(i + 1)).map_or("both", String::as_str);
             shaped::run(cuzk::registry::parse(proof).expect("--proof"), runs, modes)
         }
-        Some("kinds") => kinds::run(runs),
+        Some("kinds") => kinds::run(runs, arg(&args, "--c2-jobs").unwrap_or(4), !args.iter().any(|a| a == "--no-upstream")),
         Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | kinds [--runs N] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | kinds [--runs N] [--c2-jobs M] [--no-upstream] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);
         }
     }

@@ -114,6 +114,20 @@ pub(crate) fn fixture() -> cuzk::error::Result<Fixture> {
     Ok(Fixture { params, params_dir, sector, c1 })
 }
 
+/// The WinningPoSt / WindowPoSt / SnapDeals fixtures (carried from the build machine: their
+/// sectors take filecoin-proofs to seal) and their params, made here if missing.
+pub(crate) fn fixture_kinds() -> bool {
+    let root = fixtures::default_root();
+    let t = Instant::now();
+    let made = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED)
+        .and_then(|k| k.circuits().into_iter().try_for_each(|c| fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).map(drop)));
+    match made {
+        Ok(()) => println!("kind fixtures ready in {:.1}s", t.elapsed().as_secs_f64()),
+        Err(ref e) => println!("FAIL: kind fixtures: {e}"),
+    }
+    made.is_ok()
+}
+
 /// The 2 KiB SRS and the synthesized partition 0.
 pub(crate) fn load_2kib(f: &Fixture) -> cuzk::error::Result<(Srs, Assignment, f64)> {
     let srs = Srs::load(PROOF, &f.params, Validation::None)?;

@@ -3,6 +3,7 @@
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
 //!   cuzk-gpu ceiling                     the device's IMAD and Fp-multiplication rates and the MSM floor they imply
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
+//!   cuzk-gpu fixture-kinds               the same for the WinningPoSt / WindowPoSt / SnapDeals fixtures
 //!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
 //!   cuzk-gpu selftest [--min-log N] [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
 //!                                        GPU vs CPU byte identity (synthetic sizes + 2 KiB fixture),
@@ -61,6 +62,7 @@ fn main() {
         Some("probe") => probe(),
         Some("ceiling") => ceiling(&args),
         Some("fixture") => fixture().is_ok(),
+        Some("fixture-kinds") => fixture_kinds(),
         Some("stats-2kib") => stats_2kib(),
         Some("selftest") => selftest(&args),
         Some("bench-2kib") => bench_2kib(&args),
