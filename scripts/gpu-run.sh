@@ -14,7 +14,8 @@
 #           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
 #           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
 #           shaped-P / shaped-P-wW (the engine at proof P's real shape, e.g. 8 = 32 GiB: shaped C1,
-#           random SRS, verification off; W synthesis workers; writes timeline-STAGE.json),
+#           random SRS, verification off; W synthesis workers; writes timeline-STAGE.json;
+#           SHAPED_LANES=2,1 runs an engine with each lane count, same SRS and circuit),
 #           synth-shaped-P (one partition of proof P: upstream sequential vs
 #           cuzk parallel synthesis, needs .gpu-carry/cuzk-bench),
 #           installed (the library `make install` built, in .gpu-carry/install: its C example
@@ -86,7 +87,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -130,7 +131,7 @@ for s0 in "${stages[@]}"; do
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
     e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; wait_fixture
-        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs "${E2E_JOBS:-16}" --synthesis-workers "$w" ;;
+        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs "${E2E_JOBS:-16}" --synthesis-workers "$w" --gpu-lanes "${GPU_LANES:-0}" ;;
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
@@ -153,7 +154,8 @@ for s0 in "${stages[@]}"; do
         .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
-        run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" ;;
+        run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" \
+            --gpu-lanes "${SHAPED_LANES:-0}" ;;
     synth-shaped-*) run "$s" 400 .gpu-carry/cuzk-bench synth-shaped --proof "${s#synth-shaped-}" --runs 1 --modes "${SYNTH_MODES:-both}" ;;
     *) echo "unknown stage $s" ;;
   esac

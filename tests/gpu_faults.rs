@@ -1,7 +1,9 @@
 //! GPU faults (feature `cuda-fault-injection`, run on the GPU machine by
 //! `scripts/gpu-run.sh faults`; skips without a CUDA device). Real CUDA errors are injected into
 //! the 2 KiB C2's GPU stages through the engine with `"backend": "cuda"`:
-//! - a recoverable error (a failed allocation) in stage H, then inside an MSM: the job fails
+//! - with two lanes, out of device memory in stage H: the proof is retried with one workspace
+//!   and succeeds, and the device reports one lane from then on;
+//! - with one lane, a recoverable error (a failed allocation) in stage H, then inside an MSM: the job fails
 //!   with a message naming the device and the error, the device stays usable, and the next job
 //!   proves on the GPU;
 //! - a sticky error (an out-of-bounds kernel write, the device's context lost) inside an MSM,
@@ -62,13 +64,30 @@ fn gpu_faults_fail_one_job_and_the_engine_keeps_serving() {
         return;
     }
     let f = common::fixture();
-    let engine = Engine::new(EngineConfig {
+    let config = |lanes: usize| EngineConfig {
         backend: "cuda".into(),
         params_dir: Some(f.params_dir.clone()),
         synthesis_workers: 2,
+        gpu_lanes: lanes,
         ..Default::default()
-    })
-    .unwrap();
+    };
+
+    // Two lanes: out of device memory, the proof is retried with one workspace and succeeds.
+    {
+        let engine = Engine::new(config(2)).unwrap();
+        engine.srs_load(common::PROOF, None).unwrap();
+        expect_proved(&engine, &f, false, "two lanes, before any fault");
+        assert_eq!(device0(&engine)["lanes"], 2);
+        CudaBackend::inject_fault(FaultKind::Error, FaultSite::StageH).expect("arm the fault");
+        expect_proved(&engine, &f, false, "two lanes, out of memory in stage H: retried on one lane");
+        let d = device0(&engine);
+        assert_eq!((d["lanes"].clone(), d["usable"].clone(), d["failures"].clone()), (1.into(), true.into(), 0.into()), "{d}");
+        assert!(engine.metrics_text().contains("cuzk_device_lanes{device=\"0\"} 1"), "metrics must show one lane");
+        expect_proved(&engine, &f, false, "one lane left, next job");
+    }
+
+    // One lane from here on: a recoverable error fails the job that hit it.
+    let engine = Engine::new(config(1)).unwrap();
     engine.srs_load(common::PROOF, None).unwrap();
 
     expect_proved(&engine, &f, false, "before any fault");

@@ -14,6 +14,8 @@ pub(crate) const MAX_SYNTHESIS_WORKERS: usize = 1024;
 pub(crate) const MAX_PROVE_QUEUE_DEPTH: usize = 1024;
 pub(crate) const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
 pub(crate) const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
+/// Partitions in flight per CUDA device (`prover::cuda` uses at most two).
+pub(crate) const MAX_GPU_LANES: usize = 2;
 /// CUDA device ordinals are small; a larger one is a typo.
 pub(crate) const MAX_DEVICES: usize = 1024;
 
@@ -25,6 +27,11 @@ pub struct EngineConfig {
     /// CUDA device ordinals to prove on (as CUDA numbers them, after `CUDA_VISIBLE_DEVICES`).
     /// Absent: every device. Not allowed with backend "cpu".
     pub devices: Option<Vec<usize>>,
+    /// Partitions each CUDA device proves at once (1 or 2; 0 = automatic: 2). With 2, one
+    /// partition's stage H (witness upload, a·b·c, NTTs) runs under the previous one's MSMs; it
+    /// costs a second workspace of device memory (~30 GB at 32 GiB), and a device where that does
+    /// not fit goes back to 1 by itself.
+    pub gpu_lanes: usize,
     /// Threads synthesizing partitions concurrently. 0 = automatic.
     pub synthesis_workers: usize,
     /// Synthesized partitions allowed to wait for the prover (bounds RAM).
@@ -60,6 +67,7 @@ impl Default for EngineConfig {
         EngineConfig {
             backend: "auto".into(),
             devices: None,
+            gpu_lanes: 0,
             synthesis_workers: 0,
             prove_queue_depth: 1,
             memory_budget_mib: 0,
@@ -110,6 +118,7 @@ impl EngineConfig {
             }
             Ok(())
         };
+        bounded("gpu_lanes", self.gpu_lanes as u64, 0, MAX_GPU_LANES as u64, "0 = automatic; partitions proved at once per CUDA device")?;
         bounded("synthesis_workers", self.synthesis_workers as u64, 0, MAX_SYNTHESIS_WORKERS as u64, "0 = automatic; one thread each")?;
         bounded("prove_queue_depth", self.prove_queue_depth as u64, 1, MAX_PROVE_QUEUE_DEPTH as u64, "synthesized partitions waiting for the prover")?;
         bounded("memory_budget_mib", self.memory_budget_mib, 0, MAX_MEMORY_BUDGET_MIB, "0 = automatic; at most 1 PiB")?;
@@ -163,6 +172,7 @@ mod tests {
             r#"{"synthesis_workers": -1}"#,
             r#"{"params_dir": ""}"#,
             r#"{"devices": []}"#,
+            r#"{"gpu_lanes": 3}"#,
             r#"{"devices": [0, 1, 0]}"#,
             r#"{"devices": [4096]}"#,
             r#"{"devices": [-1]}"#,

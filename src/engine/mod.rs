@@ -233,9 +233,9 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend)),
         #[cfg(feature = "cuda")]
-        "cuda" => Ok(Box::new(crate::prover::CudaBackend::on_devices(only)?)),
+        "cuda" => Ok(Box::new(crate::prover::CudaBackend::with_lanes(only, config.gpu_lanes)?)),
         #[cfg(feature = "cuda")]
-        "auto" => match crate::prover::CudaBackend::on_devices(only) {
+        "auto" => match crate::prover::CudaBackend::with_lanes(only, config.gpu_lanes) {
             Ok(b) => {
                 log::info!("backend auto: proving on CUDA ({} device(s))", b.device_count());
                 Ok(Box::new(b))

@@ -91,6 +91,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "error": d.error,
                 "proofs": d.proofs,
                 "failures": d.failures,
+                "lanes": d.lanes,
             })
         })
         .collect();
@@ -190,6 +191,10 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         family(&mut o, "cuzk_device_memory_free_bytes", "gauge", "Free device memory when scraped, by device (SRS bases, circuits and workspaces stay resident).");
         for (d, free) in devices.iter().filter_map(|d| Some((d, d.free_bytes?))) {
             let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {free}", d.index);
+        }
+        family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_lanes{{device=\"{}\"}} {}", d.index, d.lanes);
         }
         family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
         for d in &devices {

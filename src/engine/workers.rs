@@ -1,6 +1,6 @@
-//! The engine's threads: synthesis workers feed the prover thread through a bounded channel; the
-//! prover hands each started proof's CPU tail to the finisher thread, so the next partition's
-//! device work starts meanwhile. Panics inside a stage fail that job only; the threads keep
+//! The engine's threads: synthesis workers feed the prover threads (one per backend lane)
+//! through a bounded priority hand-off; a prover hands each started proof's CPU tail to the
+//! finisher thread, so the next partition's device work starts meanwhile. Panics inside a stage fail that job only; the threads keep
 //! serving.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -76,8 +76,14 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
         threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx)))?);
     }
     drop(tx);
-    let sh = shared.clone();
-    threads.push(stage("cuzk-prove".into(), Box::new(move || prove_loop(&sh, rx, ftx)))?);
+    // One prover thread per backend lane (a CUDA device proves one partition's stage H under
+    // another's MSMs); they share the hand-off, highest priority first.
+    let rx = Arc::new(rx);
+    for k in 0..shared.backend.lanes() {
+        let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
+        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, &rx, ftx)))?);
+    }
+    drop((rx, ftx));
     let sh = shared.clone();
     threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
     Ok(())
@@ -247,7 +253,7 @@ fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_
     Ok(asg)
 }
 
-fn prove_loop(shared: &Shared, rx: handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
+fn prove_loop(shared: &Shared, rx: &handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
     while let Some(s) = rx.recv() {
         shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
         let Synthesized { job, partition, assignment, memory, ready_at } = s;

@@ -90,6 +90,8 @@ pub struct DeviceStatus {
     /// Proofs that succeeded and failed on it.
     pub proofs: u64,
     pub failures: u64,
+    /// Partitions it proves at once (its lanes in use).
+    pub lanes: usize,
 }
 
 /// A proof [`Backend::start`]ed: already done, or with its tail left to finish.
@@ -155,6 +157,13 @@ pub trait Backend: Send + Sync {
     /// The backend's devices and their health (none for the CPU backend).
     fn devices(&self) -> Vec<DeviceStatus> {
         Vec::new()
+    }
+
+    /// How many [`Backend::start`] calls it runs at once to good effect (the engine runs one
+    /// prover thread each): the CUDA backend's lanes over its devices; 1 for the CPU backend,
+    /// whose proofs already use every core.
+    fn lanes(&self) -> usize {
+        1
     }
 
 }

@@ -65,6 +65,7 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
     let runs: usize = arg(args, "--runs", 5);
     let jobs: usize = arg(args, "--jobs", 16);
     let workers: usize = arg(args, "--synthesis-workers", 0);
+    let lanes: usize = arg(args, "--gpu-lanes", 0);
     if backend().is_none() {
         return true;
     }
@@ -74,6 +75,7 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
             backend: "cuda".into(),
             params_dir: Some(f.params_dir.clone()),
             synthesis_workers: workers,
+            gpu_lanes: lanes,
             prove_queue_depth: 2,
             ..Default::default()
         })?;
@@ -116,7 +118,7 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
             "bench": "e2e-2kib-cuda", "runs": runs, "wall_s": wall, "synthesis_s": synth, "prove_s": prove,
             "median_wall_s": median(&wall), "median_prove_s": median(&prove),
             "stream_jobs": jobs, "stream_s": stream, "stream_per_proof_s": stream / jobs as f64,
-            "synthesis_workers": engine.config().synthesis_threads(),
+            "synthesis_workers": engine.config().synthesis_threads(), "gpu_lanes": lanes,
         }))
     })();
     match res {

@@ -19,15 +19,16 @@
 //!                                        its first D points if given; both B_G2 placements); then
 //!                                        writes the workload for `supraseal-c2-bench raw`
 //!
-//!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W]
+//!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W] [--gpu-lanes L]
 //!                                        the whole 2 KiB C2 through the engine with backend "cuda":
 //!                                        warm latency over N sequential jobs, then M jobs submitted
 //!                                        at once (throughput: synthesis pool feeding the GPU)
 //!
-//!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W]
+//!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W] [--gpu-lanes L,L2...]
 //!                                        the engine at a real sector shape (default 32 GiB): shaped
 //!                                        C1, random SRS of the exact section sizes, verification off;
-//!                                        one job's latency, then J jobs at once (throughput, prover busy)
+//!                                        one job's latency, then J jobs at once (throughput, prover busy),
+//!                                        for each lane count listed (an engine each, same SRS and circuit)
 //!   cuzk-gpu soak-2kib [--jobs N]       N (default 1000) 2 KiB C2 jobs through one CUDA engine, every
 //!                                        tenth cancelled: RSS, threads, fds, memory budget and device
 //!                                        free memory must stay flat

@@ -27,6 +27,12 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
     let workers: usize = arg(args, "--synthesis-workers", 0);
     // Where to write every job's per-partition spans (for `cuzk-timeline`).
     let timeline = args.iter().position(|a| a == "--timeline").and_then(|i| args.get(i + 1)).cloned();
+    // GPU lanes per engine, one engine after the other on the same SRS and circuit (e.g. "2,1").
+    let lane_counts: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--gpu-lanes")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(|| vec![0], |v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     if backend().is_none() {
         return true;
     }
@@ -60,6 +66,47 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             }
             None => None,
         };
+        let mut summaries = Vec::new();
+        for (run, &lanes) in lane_counts.iter().enumerate() {
+            let tag = if lane_counts.len() > 1 { format!("-lanes{lanes}") } else { String::new() };
+            let path = timeline.as_ref().map(|p| p.replace(".json", &format!("{tag}.json")));
+            println!("== gpu_lanes {lanes} (run {run})");
+            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, timeline: path })?);
+        }
+        Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "runs": summaries}))
+    })();
+    match res {
+        Ok(v) => {
+            println!("{v}");
+            true
+        }
+        Err(e) => {
+            println!("FAIL bench-shaped: {e}");
+            false
+        }
+    }
+}
+
+struct Setup {
+    jobs: usize,
+    workers: usize,
+    recorded: bool,
+    lanes: usize,
+    timeline: Option<String>,
+}
+
+/// One engine (its own CUDA backend: the SRS and circuit go to VRAM again) with `lanes` GPU
+/// lanes: one job's latency, then `jobs` jobs at once.
+fn run_engine(
+    proof: RegisteredSealProof,
+    c1: &[u8],
+    srs: &Arc<Srs>,
+    r1cs: Option<Arc<cuzk::synth::R1cs>>,
+    setup: Setup,
+) -> cuzk::error::Result<serde_json::Value> {
+    let Setup { jobs, workers, recorded, lanes, timeline } = setup;
+    let (prover, sector) = ([9u8; 32], 3);
+    {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
             backend: "cuda".into(),
@@ -67,6 +114,7 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             synthesis_workers: workers,
             prove_queue_depth: 2,
             record_circuits: recorded,
+            gpu_lanes: lanes,
             ..Default::default()
         })?;
         if let Some(r) = r1cs {
@@ -85,7 +133,7 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         );
         let submit = || -> cuzk::error::Result<(u64, Instant)> {
             let t = Instant::now();
-            let inputs = cuzk::synth::parse_c1(&c1, &prover, sector)?;
+            let inputs = cuzk::synth::parse_c1(c1, &prover, sector)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
             let at = Instant::now();
             Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))
@@ -123,28 +171,42 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         let prove: f64 = results.iter().map(|r| r.timings.prove.as_secs_f64()).sum();
         let synth: f64 = results.iter().map(|r| r.timings.synthesis.as_secs_f64()).sum();
         let partitions = results.iter().map(|r| r.partitions).sum::<usize>();
+        // The device is busy while any partition is in the prover (with two lanes they overlap).
+        let t0 = ids[0].1;
+        let mut busy: Vec<(f64, f64)> = results
+            .iter()
+            .zip(&ids)
+            .flat_map(|(r, &(_, at))| {
+                let off = at.duration_since(t0).as_secs_f64();
+                r.timings.spans.iter().filter(|s| s.stage == cuzk::engine::Stage::Prove).map(move |s| (off + s.start.as_secs_f64(), off + s.end.as_secs_f64()))
+            })
+            .collect();
+        let busy = union_seconds(&mut busy);
         println!(
-            "stream: {jobs} jobs in {stream:.1}s = {:.2}s per proof; prover busy {:.0}% (sum of prove {prove:.1}s); synthesis {:.2}s per partition",
+            "stream: {jobs} jobs in {stream:.1}s = {:.2}s per proof; prover busy {:.0}% (union of prove spans {busy:.1}s; sum {prove:.1}s over {lanes} lane(s)); synthesis {:.2}s per partition",
             stream / jobs as f64,
-            100.0 * prove / stream,
+            100.0 * busy / stream,
             synth / partitions as f64
         );
         Ok(serde_json::json!({
-            "bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "recorded": recorded, "latency_s": latency,
+            "gpu_lanes": lanes, "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
-            "stream_per_proof_s": stream / jobs as f64, "prover_busy": prove / stream,
+            "stream_per_proof_s": stream / jobs as f64, "prover_busy": busy / stream, "prove_sum_s": prove,
             "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
             "synthesis_workers": engine.config().synthesis_threads(), "status": serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap_or_default(),
         }))
-    })();
-    match res {
-        Ok(v) => {
-            println!("{v}");
-            true
-        }
-        Err(e) => {
-            println!("FAIL bench-shaped: {e}");
-            false
+    }
+}
+
+/// Seconds covered by the union of `spans` (start, end).
+fn union_seconds(spans: &mut [(f64, f64)]) -> f64 {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut total, mut end) = (0.0, f64::NEG_INFINITY);
+    for &(s, e) in spans.iter() {
+        if e > end {
+            total += e - s.max(end);
+            end = e;
         }
     }
+    total
 }

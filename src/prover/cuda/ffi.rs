@@ -218,7 +218,7 @@ fn check(st: Status) -> std::result::Result<(), CudaError> {
     Err(CudaError { code: st.code, message })
 }
 
-fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
+pub fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
     move |e| err!(Prover, "CUDA {what}: {e}")
 }
 
@@ -302,8 +302,8 @@ pub fn inject_fault(kind: i32, site: i32) -> Result<()> {
 /// Owner of a per-device workspace (stream, events, scratch buffers).
 pub struct Workspace(*mut RawWorkspace);
 
-// SAFETY: the workspace is only used under its device's mutex; the C++ object has no thread
-// affinity (each call selects its device).
+// SAFETY: a workspace is only used by the proof holding its lane's mutex; the C++ object has
+// no thread affinity (each call selects its device).
 unsafe impl Send for Workspace {}
 
 impl Workspace {
@@ -379,9 +379,9 @@ impl Workspace {
 
     /// Run `stages` (STAGE_* bits) of the GPU half of a proof into `out`. `inp`'s pointers
     /// must stay valid for the call.
-    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> Result<()> {
+    pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> std::result::Result<(), CudaError> {
         // SAFETY: live handles; `inp` points at memory the caller keeps alive.
-        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, out, stages) }).map_err(to_err("prove"))
+        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, out, stages) })
     }
 }
 
@@ -395,8 +395,10 @@ impl Drop for Workspace {
 /// Owner of SRS bases resident on one device.
 pub struct DeviceSrs(*mut RawSrs);
 
-// SAFETY: only used under its device's mutex.
+// SAFETY: the C++ object is written only by its upload and freed by Drop; proofs read it
+// (`const cuzk_cuda_srs*`), so the lanes of a device may share it.
 unsafe impl Send for DeviceSrs {}
+unsafe impl Sync for DeviceSrs {}
 
 impl Drop for DeviceSrs {
     fn drop(&mut self) {
@@ -408,8 +410,9 @@ impl Drop for DeviceSrs {
 /// Owner of a recorded circuit resident on one device.
 pub struct DeviceR1cs(*mut RawR1cs);
 
-// SAFETY: only used under its device's mutex.
+// SAFETY: as for DeviceSrs: read-only once uploaded (`const cuzk_cuda_r1cs*` in a proof).
 unsafe impl Send for DeviceR1cs {}
+unsafe impl Sync for DeviceR1cs {}
 
 impl DeviceR1cs {
     pub fn raw(&self) -> *const RawR1cs {

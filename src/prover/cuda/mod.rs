@@ -4,10 +4,12 @@
 //!
 //! ```text
 //! prepare (synthesis thread): classify the witness (0 / 1 / other scalars per query)
-//! prove_start: lock device ─ SRS in VRAM? ─ stage H: upload a,b,c (copy stream) ─┬ NTTs per vector ┐
-//!              (unprepared: classify on CPU threads ── concurrently ──────────────┴─────────────────┤)
-//!              stage sparse: bitmaps ─ batch additions (ones) ─ ΣH with the significant L and
-//!              r·B_G1 terms folded in ─ A (and, on a second host thread, B_G2) Pippenger ─ unlock
+//! prove_start: hold a lane ─ SRS in VRAM? ─ stage H: upload a,b,c or the witness (copy stream)
+//!              ─┬ a·b·c from the recorded circuit, NTTs per vector ┐
+//!              (unprepared: classify on CPU threads ── concurrently ┤)
+//!              take the device's MSM gate ─ stage sparse: bitmaps ─ batch additions (ones) ─
+//!              ΣH with the significant L and r·B_G1 terms folded in ─ A (and, on a second host
+//!              thread, B_G2) Pippenger ─ release gate and lane
 //! Started::finish (the proof's tail): B_G2 from CPU threads if so configured, assemble
 //!              (prover::assemble, shared with the CPU backend)
 //! ```
@@ -16,9 +18,10 @@
 //! (`pool`); with none left, partitions are proved on the CPU so the engine keeps serving.
 //!
 //! SRS bases are uploaded once per device and kept, keyed by the identity of the SRS's point
-//! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). One workspace per
-//! device holds the stream, events, pinned staging and scratch buffers, reused from proof to
-//! proof. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
+//! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). Each device has
+//! two lanes (`gpu_lanes`), each a workspace (stream, events, pinned staging and scratch
+//! buffers, reused from proof to proof): one partition's stage H runs while another holds the
+//! MSM gate. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
@@ -34,7 +37,7 @@ pub mod synthetic;
 mod synthetic_export;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -80,8 +83,8 @@ impl Witness {
     }
 }
 
-/// Groth16 on CUDA devices. One proof at a time per device; proofs on different devices run
-/// concurrently.
+/// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
+/// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
     pool: Pool,
     b_g2_on_gpu: AtomicBool,
@@ -107,6 +110,24 @@ pub enum FaultSite {
     StageH,
     /// Inside a Pippenger MSM, between sppark's setup and its kernels.
     Msm,
+}
+
+/// A GPU stage's failure, and whether it was the device running out of memory.
+struct StageError {
+    error: crate::error::Error,
+    oom: bool,
+}
+
+impl StageError {
+    fn cuda(e: ffi::CudaError) -> StageError {
+        StageError { oom: e.code == ffi::E_CUDA_OOM, error: ffi::to_err("prove")(e) }
+    }
+}
+
+impl From<crate::error::Error> for StageError {
+    fn from(error: crate::error::Error) -> StageError {
+        StageError { error, oom: false }
+    }
 }
 
 /// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
@@ -261,11 +282,17 @@ impl CudaBackend {
 
     /// The CUDA devices `only` names (ordinals), or all; see [`Pool::open`].
     pub fn on_devices(only: Option<&[usize]>) -> Result<CudaBackend> {
+        Self::with_lanes(only, 0)
+    }
+
+    /// [`CudaBackend::on_devices`] proving `lanes` partitions at once per device (0: the
+    /// default, [`pool::MAX_LANES`]).
+    pub fn with_lanes(only: Option<&[usize]>, lanes: usize) -> Result<CudaBackend> {
         ffi::check_abi()?;
         if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
             return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
-        let pool = Pool::open(only)?;
+        let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
         Ok(CudaBackend { pool, b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu), fallback_logged: AtomicBool::new(false) })
     }
@@ -307,9 +334,7 @@ impl CudaBackend {
     /// Device `i`'s arithmetic ceiling: (32-bit integer multiply-adds per second, BLS12-381 Fp
     /// multiplications per second), measured now (~1 s; waits for the device to be free).
     pub fn ceiling(&self, i: usize) -> Result<(f64, f64)> {
-        let d = self.pool.device(i).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?;
-        let _held = self.pool.hold_device(i);
-        ffi::ceiling(d.index)
+        self.pool.with_device(i, |d| ffi::ceiling(d.index)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }
 
     /// Device memory held by the backend's workspaces (not counting SRS bases).
@@ -348,11 +373,13 @@ impl CudaBackend {
         Ok(p)
     }
 
-    /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), then
-    /// the sparse stage, on a held device. Returns the classification.
+    /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), then,
+    /// holding the device's MSM `gate`, the sparse stage, on a held lane. Returns the
+    /// classification.
     #[allow(clippy::too_many_arguments)]
     fn stages(
         ws: &mut ffi::Workspace,
+        gate: &Mutex<()>,
         dsrs: &ffi::DeviceSrs,
         inp: &mut ffi::ProveIn,
         out: &mut ffi::ProveOut,
@@ -361,7 +388,7 @@ impl CudaBackend {
         b_g2: bool,
         fold: bool,
         t: &mut PhaseTimings,
-    ) -> Result<[SparseScalars; 3]> {
+    ) -> std::result::Result<[SparseScalars; 3], StageError> {
         let (stage_h, q, prep) = std::thread::scope(|scope| {
             let prep = ready.is_none().then(|| {
                 scope.spawn(|| {
@@ -377,7 +404,7 @@ impl CudaBackend {
             };
             (stage_h, q, t_wait.elapsed())
         });
-        stage_h?;
+        stage_h.map_err(StageError::cuda)?;
         let (q, prep_time) = q?;
         t.push("cpu_prep", prep_time);
         t.push("cpu_prep_wait", prep);
@@ -391,7 +418,10 @@ impl CudaBackend {
         if fold {
             inp.flags |= ffi::FOLD;
         }
-        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE)?;
+        let t_gate = Instant::now();
+        let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
+        t.push("gpu_msm_gate_wait", t_gate.elapsed());
+        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE).map_err(StageError::cuda)?;
         Ok(q)
     }
 
@@ -445,19 +475,30 @@ impl CudaBackend {
         };
         let mut out = ffi::new_out();
 
-        let t_lock = Instant::now();
-        let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
-        t.push("gpu_lock_wait", t_lock.elapsed());
-        let res = held.state().and_then(|st| {
-            let on = st.resident(srs, recorded.map(|r| r.0), t)?;
-            inp.r1cs = on.r1cs.map_or(std::ptr::null(), |d| d.raw());
-            let wall = Instant::now();
-            let fold = fold_r.is_some() && h_on_gpu;
-            Self::stages(on.ws, on.srs, &mut inp, &mut out, witness, ready, b_g2, fold, t).map(|q| (q, wall.elapsed()))
-        });
-        held.record(&res);
-        let (q, wall) = res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
-        drop(held);
+        let fold = fold_r.is_some() && h_on_gpu;
+        let mut ready = ready;
+        let (q, wall) = loop {
+            let t_lock = Instant::now();
+            let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
+            t.push("gpu_lane_wait", t_lock.elapsed());
+            let gate = held.gate();
+            let res = held.resident(srs, recorded.map(|r| r.0), t).map_err(StageError::from).and_then(|on| {
+                inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
+                let wall = Instant::now();
+                let ws = held.workspace()?;
+                // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
+                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, t).map(|q| (q, wall.elapsed()))
+            });
+            // Out of device memory with two workspaces: retry with one.
+            if let Err(StageError { oom: true, .. }) = &res {
+                if held.shrink_to_one_lane() {
+                    continue;
+                }
+            }
+            let res = res.map_err(|e| e.error);
+            held.record(&res);
+            break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
+        };
         let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
 
         for (name, k) in GPU_PHASES {
@@ -580,6 +621,10 @@ impl Backend for CudaBackend {
 
     fn devices(&self) -> Vec<DeviceStatus> {
         self.pool.status()
+    }
+
+    fn lanes(&self) -> usize {
+        self.pool.lanes().max(1)
     }
 
     fn preload(&self, srs: &Srs) -> Result<()> {

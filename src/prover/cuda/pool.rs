@@ -1,9 +1,12 @@
-//! The CUDA devices a backend proves on: a process-wide lock per device, each device's
-//! workspace and VRAM copies of SRSes, and its health. After a failed call the device is
-//! checked (`ffi::device_check`); one whose context is lost (a sticky error such as an illegal
-//! address: nothing can run on it again in this process) is marked unusable, its handles are
-//! released, and it is skipped from then on. A recoverable error (out of memory, a bad
-//! argument) fails only the proof that hit it.
+//! The CUDA devices a backend proves on: each device's lanes (workspaces), the VRAM copies of
+//! SRSes and recorded circuits its lanes share, a process-wide MSM gate per device, and its
+//! health. A proof holds one lane through both GPU stages but the gate only for the sparse
+//! stage (the MSMs), so with two lanes one partition's stage H (witness upload, a·b·c from the
+//! recorded circuit, NTTs: the copy engine and memory bandwidth) runs under another's MSMs
+//! (arithmetic). After a failed call the device is checked (`ffi::device_check`); one whose
+//! context is lost (a sticky error such as an illegal address: nothing can run on it again in
+//! this process) is marked unusable, its handles are released, and it is skipped from then on.
+//! A recoverable error (out of memory, a bad argument) fails only the proof that hit it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -17,7 +20,10 @@ use crate::prover::{DeviceStatus, PhaseTimings};
 use crate::srs::Srs;
 use crate::synth::R1cs;
 
-/// One lock per device ordinal for the whole process: sppark's MSM kernels keep work counters
+/// Most lanes per device: two cover stage H under the MSMs (a third would only queue for the gate).
+pub const MAX_LANES: usize = 2;
+
+/// One gate per device ordinal for the whole process: sppark's MSM kernels keep work counters
 /// in device globals, so two MSMs on one device must never overlap, even from two backends
 /// (which may have chosen different subsets of the devices). `n`: the process's device count.
 fn gates(n: usize) -> &'static [Mutex<()>] {
@@ -28,7 +34,7 @@ fn gates(n: usize) -> &'static [Mutex<()>] {
 struct CachedSrs {
     key: [usize; 5],
     alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
-    dev: ffi::DeviceSrs,
+    dev: Arc<ffi::DeviceSrs>,
 }
 
 impl CachedSrs {
@@ -50,52 +56,52 @@ fn srs_key(srs: &Srs) -> [usize; 5] {
 
 struct CachedR1cs {
     alive: Weak<R1cs>,
-    dev: ffi::DeviceR1cs,
+    dev: Arc<ffi::DeviceR1cs>,
 }
 
-/// A device's workspace and the SRSes and recorded circuits resident in its memory.
-pub struct DeviceState {
-    pub ws: ffi::Workspace,
+/// The SRSes and recorded circuits resident in a device's memory, shared by its lanes (a proof
+/// keeps the handles it uses alive, so an eviction frees their VRAM once no proof needs them).
+#[derive(Default)]
+struct Resident {
     srs: Vec<CachedSrs>,
     r1cs: Vec<CachedR1cs>,
 }
 
-/// What one proof uses on a held device.
-pub struct Resident<'a> {
-    pub srs: &'a ffi::DeviceSrs,
-    pub r1cs: Option<&'a ffi::DeviceR1cs>,
-    pub ws: &'a mut ffi::Workspace,
+/// What one proof uses on a device.
+pub struct OnDevice {
+    pub srs: Arc<ffi::DeviceSrs>,
+    pub r1cs: Option<Arc<ffi::DeviceR1cs>>,
 }
 
-impl DeviceState {
-    /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded first if
-    /// needed (evicting the other SRSes or circuits when the device is out of memory). Pushes
-    /// the upload times when it uploads.
-    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<Resident<'_>> {
+impl Resident {
+    /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded through `ws`
+    /// first if needed (evicting the other SRSes or circuits when the device is out of memory).
+    /// Pushes the upload times when it uploads.
+    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<OnDevice> {
         self.srs.retain(CachedSrs::alive);
         self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
         let i = match self.srs.iter().position(|e| e.key == key) {
             Some(i) => i,
-            None => self.upload(srs, key, t)?,
+            None => self.upload(ws, srs, key, t)?,
         };
         let j = match r1cs {
             None => None,
             Some(r) => match self.r1cs.iter().position(|c| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))) {
                 Some(j) => Some(j),
-                None => Some(self.upload_r1cs(r, t)?),
+                None => Some(self.upload_r1cs(ws, r, t)?),
             },
         };
-        Ok(Resident { srs: &self.srs[i].dev, r1cs: j.map(|j| &self.r1cs[j].dev), ws: &mut self.ws })
+        Ok(OnDevice { srs: self.srs[i].dev.clone(), r1cs: j.map(|j| self.r1cs[j].dev.clone()) })
     }
 
-    fn upload_r1cs(&mut self, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
+    fn upload_r1cs(&mut self, ws: &mut ffi::Workspace, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
         let wall = Instant::now();
-        let up = match self.ws.upload_r1cs(r) {
+        let up = match ws.upload_r1cs(r) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.r1cs.is_empty() => {
                 log::warn!("GPU out of memory for a recorded circuit: evicting {} other(s)", self.r1cs.len());
                 self.r1cs.clear();
-                self.ws.upload_r1cs(r)
+                ws.upload_r1cs(r)
             }
             res => res,
         };
@@ -103,14 +109,14 @@ impl DeviceState {
         t.push("gpu_r1cs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_r1cs_upload_wall", wall.elapsed());
         log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
-        self.r1cs.push(CachedR1cs { alive: Arc::downgrade(r), dev });
+        self.r1cs.push(CachedR1cs { alive: Arc::downgrade(r), dev: Arc::new(dev) });
         Ok(self.r1cs.len() - 1)
     }
 
-    fn upload(&mut self, srs: &Srs, key: [usize; 5], t: &mut PhaseTimings) -> Result<usize> {
+    fn upload(&mut self, ws: &mut ffi::Workspace, srs: &Srs, key: [usize; 5], t: &mut PhaseTimings) -> Result<usize> {
         let p = &srs.params;
         let wall = Instant::now();
-        let up = match self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
+        let up = match ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
                 log::warn!(
                     "GPU out of memory for the SRS of {}: evicting {} other SRS(es)",
@@ -118,7 +124,7 @@ impl DeviceState {
                     self.srs.len()
                 );
                 self.srs.clear();
-                self.ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
+                ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
             }
             r => r,
         };
@@ -130,7 +136,7 @@ impl DeviceState {
             [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
-        self.srs.push(CachedSrs { key, alive, dev });
+        self.srs.push(CachedSrs { key, alive, dev: Arc::new(dev) });
         Ok(self.srs.len() - 1)
     }
 }
@@ -146,7 +152,11 @@ struct Health {
 pub struct Device {
     pub index: i32,
     pub info: DeviceInfo,
-    state: Mutex<Option<DeviceState>>,
+    /// Each lane's workspace (stream, events, pinned staging, scratch), created on first use.
+    lanes: Vec<Mutex<Option<ffi::Workspace>>>,
+    /// Lanes proofs may take: drops to 1 once a second workspace did not fit in VRAM.
+    lanes_usable: AtomicUsize,
+    resident: Mutex<Resident>,
     health: Mutex<Health>,
 }
 
@@ -158,22 +168,81 @@ impl Device {
     fn usable(&self) -> bool {
         self.health().lost.is_none()
     }
+
+    fn resident(&self) -> MutexGuard<'_, Resident> {
+        self.resident.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lane(&self, k: usize) -> MutexGuard<'_, Option<ffi::Workspace>> {
+        self.lanes[k].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn try_lane(&self, k: usize) -> Option<MutexGuard<'_, Option<ffi::Workspace>>> {
+        match self.lanes[k].try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    fn lanes_usable(&self) -> usize {
+        self.lanes_usable.load(Ordering::Relaxed).clamp(1, self.lanes.len())
+    }
 }
 
-/// A device held for one proof: the process-wide gate and the device's state.
+/// One lane of a device held for one proof: its workspace. The device's MSM gate is taken
+/// separately, for the sparse stage only ([`Held::gate`]).
 pub struct Held<'a> {
     pub dev: &'a Device,
-    state: MutexGuard<'a, Option<DeviceState>>,
-    _gate: MutexGuard<'static, ()>,
+    pub lane: usize,
+    ws: MutexGuard<'a, Option<ffi::Workspace>>,
+    visible: usize,
 }
 
 impl Held<'_> {
-    /// The device's workspace and SRS cache, the workspace created on first use.
-    pub fn state(&mut self) -> Result<&mut DeviceState> {
-        if self.state.is_none() {
-            *self.state = Some(DeviceState { ws: ffi::Workspace::new(self.dev.index)?, srs: Vec::new(), r1cs: Vec::new() });
+    /// The lane's workspace, created on first use.
+    pub fn workspace(&mut self) -> Result<&mut ffi::Workspace> {
+        if self.ws.is_none() {
+            *self.ws = Some(ffi::Workspace::new(self.dev.index)?);
         }
-        Ok(self.state.as_mut().expect("initialized above"))
+        Ok(self.ws.as_mut().expect("initialized above"))
+    }
+
+    /// `srs` (and `r1cs`) resident on the device, uploaded through this lane if needed.
+    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<OnDevice> {
+        let dev = self.dev;
+        let ws = self.workspace()?;
+        dev.resident().get(ws, srs, r1cs, t)
+    }
+
+    /// The device's MSM gate (process-wide): held around each sparse stage.
+    pub fn gate(&self) -> &'static Mutex<()> {
+        &gates(self.visible)[self.dev.index as usize]
+    }
+
+    /// A proof on this device ran out of memory while it had more than one lane: from now on
+    /// proofs use the first lane only, and the other lanes' workspaces are released (waiting
+    /// for a proof still running on one). True when the caller should retry the proof; false
+    /// when the device already had one lane (the error stands).
+    pub fn shrink_to_one_lane(&mut self) -> bool {
+        if self.dev.lanes_usable.swap(1, Ordering::Relaxed) <= 1 {
+            return false;
+        }
+        log::warn!(
+            "CUDA device {} ({}): out of memory with {} workspaces; proving one partition at a time on it from now on",
+            self.dev.index,
+            self.dev.info.name,
+            self.dev.lanes.len()
+        );
+        if self.lane != 0 {
+            *self.ws = None;
+        } else {
+            // Lanes in order: the other lanes' holders never wait for lane 0.
+            for k in 1..self.dev.lanes.len() {
+                *self.dev.lane(k) = None;
+            }
+        }
+        true
     }
 
     /// Record how a proof on this device went. After a failure the device is checked: if its
@@ -198,8 +267,15 @@ impl Held<'_> {
         );
         h.lost = Some(why);
         drop(h);
-        // Each free on a lost context returns an error the C++ side ignores; none throws.
-        *self.state = None;
+        // Each free on a lost context returns an error the C++ side ignores; none throws. A
+        // lane busy with another proof drops its workspace when that proof fails in turn.
+        *self.ws = None;
+        *self.dev.resident() = Resident::default();
+        for k in (0..self.dev.lanes.len()).filter(|&k| k != self.lane) {
+            if let Some(mut ws) = self.dev.try_lane(k) {
+                *ws = None;
+            }
+        }
     }
 }
 
@@ -213,19 +289,28 @@ pub struct Pool {
 
 impl Pool {
     /// The CUDA devices `only` names (ordinals as CUDA numbers them, after
-    /// `CUDA_VISIBLE_DEVICES`), or all of them. `Unsupported` naming why when there is no
-    /// device; `InvalidArgument` for an ordinal that does not exist.
-    pub fn open(only: Option<&[usize]>) -> Result<Pool> {
+    /// `CUDA_VISIBLE_DEVICES`), or all of them, with `lanes` lanes each (at most
+    /// [`MAX_LANES`]). `Unsupported` naming why when there is no device; `InvalidArgument` for
+    /// an ordinal that does not exist.
+    pub fn open(only: Option<&[usize]>, lanes: usize) -> Result<Pool> {
         let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
         let chosen: Vec<usize> = only.map_or_else(|| (0..n).collect(), <[usize]>::to_vec);
         if let Some(&bad) = chosen.iter().find(|&&d| d >= n) {
             return Err(err!(InvalidArgument, "devices: there is no CUDA device {bad} (this process sees {n}, numbered from 0)"));
         }
+        let lanes = lanes.clamp(1, MAX_LANES);
         let mut devices = Vec::with_capacity(chosen.len());
         for i in chosen {
             let info = ffi::device_info(i as i32)?;
             log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
-            devices.push(Device { index: i as i32, info, state: Mutex::new(None), health: Mutex::default() });
+            devices.push(Device {
+                index: i as i32,
+                info,
+                lanes: (0..lanes).map(|_| Mutex::new(None)).collect(),
+                lanes_usable: AtomicUsize::new(lanes),
+                resident: Mutex::default(),
+                health: Mutex::default(),
+            });
         }
         Ok(Pool { devices, next: AtomicUsize::new(0), visible: n })
     }
@@ -243,20 +328,27 @@ impl Pool {
         self.devices.iter().any(Device::usable)
     }
 
-    /// Device `i` of the pool, held (waiting until no proof runs on it).
-    pub fn hold_device(&self, i: usize) -> Option<Held<'_>> {
-        let dev = self.devices.get(i)?;
-        let gate = gates(self.visible)[dev.index as usize].lock().unwrap_or_else(|e| e.into_inner());
-        let state = dev.state.lock().unwrap_or_else(|e| e.into_inner());
-        Some(Held { dev, state, _gate: gate })
+    /// Lanes proofs can run on at once, over the usable devices.
+    pub fn lanes(&self) -> usize {
+        self.devices.iter().filter(|d| d.usable()).map(Device::lanes_usable).sum()
     }
 
-    /// Upload `srs` to every usable device now (each waits for its device to be free), so no
-    /// proof pays for the upload (`resident` logs each upload).
+    /// Device `i` of the pool held whole (its MSM gate and every lane: nothing else runs on it),
+    /// for `f`.
+    pub fn with_device<T>(&self, i: usize, f: impl FnOnce(&Device) -> T) -> Option<T> {
+        let dev = self.devices.get(i)?;
+        // Lanes before the gate, as a proof takes them (a proof holds one lane, then the gate).
+        let _lanes: Vec<_> = (0..dev.lanes.len()).map(|k| dev.lane(k)).collect();
+        let _gate = gates(self.visible)[dev.index as usize].lock().unwrap_or_else(|e| e.into_inner());
+        Some(f(dev))
+    }
+
+    /// Upload `srs` to every usable device now (through its first lane, waiting for it), so no
+    /// proof pays for the upload (`Resident::get` logs each upload).
     pub fn preload(&self, srs: &Srs) -> Result<()> {
-        for i in (0..self.devices.len()).filter(|&i| self.devices[i].usable()) {
-            let Some(mut held) = self.hold_device(i) else { continue };
-            let res = held.state().and_then(|st| st.resident(srs, None, &mut PhaseTimings::default()).map(|_| ()));
+        for dev in self.devices.iter().filter(|d| d.usable()) {
+            let mut held = Held { dev, lane: 0, ws: dev.lane(0), visible: self.visible };
+            let res = held.resident(srs, None, &mut PhaseTimings::default()).map(drop);
             if res.is_err() {
                 held.record(&res); // a failed upload counts like a failed proof: the device is checked
             }
@@ -265,28 +357,31 @@ impl Pool {
         Ok(())
     }
 
-    /// An idle usable device if there is one, else the next usable one in turn (waiting for
-    /// it). None once every device is unusable.
+    /// An idle lane of a usable device if there is one (devices in turn), else a lane of the
+    /// next usable device (waiting for that one: the engine runs one prover thread per lane, so
+    /// its provers always find an idle one). None once every device is unusable.
     pub fn hold(&self) -> Option<Held<'_>> {
         let n = self.devices.len();
-        let gates = gates(self.visible);
         loop {
             let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
-            let order = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable());
-            let gate_of = |i: usize| &gates[self.devices[i].index as usize];
-            let idle = order.clone().find_map(|i| gate_of(i).try_lock().ok().map(|g| (i, g)));
-            let (i, gate) = match idle {
+            let order: Vec<usize> = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable()).collect();
+            let idle = order.iter().find_map(|&i| {
+                let dev = &self.devices[i];
+                (0..dev.lanes_usable()).find_map(|k| dev.try_lane(k).map(|ws| (i, k, ws)))
+            });
+            let (i, lane, ws) = match idle {
                 Some(held) => held,
                 None => {
-                    let i = order.clone().next()?;
-                    (i, gate_of(i).lock().unwrap_or_else(|e| e.into_inner()))
+                    let &i = order.first()?;
+                    let dev = &self.devices[i];
+                    let k = self.next.load(Ordering::Relaxed) % dev.lanes_usable();
+                    (i, k, dev.lane(k))
                 }
             };
             let dev = &self.devices[i];
-            if dev.usable() {
-                let state = dev.state.lock().unwrap_or_else(|e| e.into_inner());
-                return Some(Held { dev, state, _gate: gate });
-            } // lost while we waited for it: choose again
+            if dev.usable() && lane < dev.lanes_usable() {
+                return Some(Held { dev, lane, ws, visible: self.visible });
+            } // lost (or down to one lane) while we waited for it: choose again
         }
     }
 
@@ -306,23 +401,23 @@ impl Pool {
                     error: h.lost.clone(),
                     proofs: h.proofs,
                     failures: h.failures,
+                    lanes: d.lanes_usable(),
                 }
             })
             .collect()
     }
 
-    /// Device memory held by the workspaces (not counting SRS bases).
+    /// Device memory held by the workspaces of idle lanes (not counting SRS bases; a lane
+    /// busy with a proof is not waited for).
     pub fn workspace_bytes(&self) -> u64 {
-        self.devices.iter().filter_map(|d| d.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.ws.bytes()))).sum()
+        let idle = |d: &Device, k: usize| d.try_lane(k).and_then(|g| g.as_ref().map(ffi::Workspace::bytes));
+        self.devices.iter().flat_map(|d| (0..d.lanes.len()).filter_map(move |k| idle(d, k))).sum()
     }
 
-    /// Drop every SRS and recorded-circuit copy held in VRAM.
+    /// Drop every SRS and recorded-circuit copy held in VRAM (freed once no proof uses them).
     pub fn evict_srs(&self) {
         for d in &self.devices {
-            if let Some(s) = d.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                s.srs.clear();
-                s.r1cs.clear();
-            }
+            *d.resident() = Resident::default();
         }
     }
 }
