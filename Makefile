@@ -16,7 +16,11 @@ demo:
 ## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
 test: test-rust test-examples
 
-.PHONY: test-rust
+.PHONY: test-rust test-512mib
+## A real 512 MiB C2 (seal + params: ~30 min on 2 cores the first time, cached; not in `make test`).
+test-512mib:
+	$(CARGO) test --release --test porep_512mib -- --ignored --nocapture
+
 test-rust:
 	$(CARGO) test --release --no-fail-fast
 	$(CARGO) test --release --manifest-path tools/cuzk-timeline/Cargo.toml

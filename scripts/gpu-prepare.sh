@@ -43,4 +43,8 @@ if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
 # The kind fixtures (sealed 2 KiB sectors, vanilla proofs: stages kinds*), when made here.
 if [ -d "$fix/kinds" ]; then cp -r "$fix/kinds" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe
+# The carry limit is 64 MiB: CUZK_GPU_GZIP=1 gzips the binaries (gpu-run.sh unpacks them).
+if [ "${CUZK_GPU_GZIP:-0}" = 1 ]; then
+  for b in .gpu-carry/*; do [ -f "$b" ] && [ -x "$b" ] && gzip -9f "$b"; done
+fi
 du -sh .gpu-carry

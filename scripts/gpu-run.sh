@@ -7,7 +7,7 @@
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
 #   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
 #           peer on the same C1), supraseal-stream (STREAM_JOBS peer C2 calls shared by each of
-#           STREAM_THREADS thread counts of one process; pair with e2e and E2E_JOBS), e2e / e2e-W (engine latency and 16 jobs; W synthesis workers), synth-N (2^N
+#           STREAM_THREADS thread counts of one process; pair with e2e and E2E_JOBS), e2e / e2e-W / e2e-lL (engine latency and 16 jobs; W synthesis workers; L GPU lanes), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
@@ -45,6 +45,10 @@ left() { echo $((DEADLINE - ($(date +%s) - start))); }
 
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(selftest selftest-2kib bench-2kib synth-24 synth-26)
+
+# Binaries may travel gzip'ed (the carry limit): unpack them beside themselves.
+for z in .gpu-carry/*.gz; do [ -e "$z" ] && gunzip -f "$z"; done
+chmod +x .gpu-carry/* 2>/dev/null
 
 {
   date -u
@@ -130,8 +134,9 @@ for s0 in "${stages[@]}"; do
     selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
-    e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; wait_fixture
-        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs "${E2E_JOBS:-16}" --synthesis-workers "$w" --gpu-lanes "${GPU_LANES:-0}" ;;
+    e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; l=${GPU_LANES:-0}
+        case $w in l*) l=${w#l}; w=${SYNTH_WORKERS:-14} ;; esac; wait_fixture
+        run "$s" 150 "$BIN" bench-e2e --runs 5 --jobs "${E2E_JOBS:-16}" --synthesis-workers "$w" --gpu-lanes "$l" ;;
     supraseal) wait_fixture; run supraseal 150 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RUST_LOG=bellperson=info \
         .gpu-carry/supraseal-c2-bench "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" 6 ;;
