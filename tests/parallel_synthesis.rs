@@ -8,12 +8,12 @@
 //! circuit from a partition with its challenges on all threads (what the engine does) must give
 //! the blank circuit's recording exactly: every row, every coefficient, every density.
 
-use cuzk::fixtures;
-use cuzk::synth::{parse_c1, synthesize_recorded, Assignment, R1cs, SizeHint};
+mod common;
 
-fn densities(a: &Assignment) -> [(Vec<bool>, usize); 3] {
-    [&a.a_aux_density, &a.b_aux_density, &a.b_input_density].map(|d| (d.bv.iter().by_vals().collect(), d.total_density))
-}
+use common::{assert_same_assignment as assert_equal, densities};
+use cuzk::fixtures;
+use cuzk::synth::{parse_c1, synthesize_recorded, R1cs, SizeHint};
+
 
 #[test]
 fn parallel_challenges_equal_sequential_synthesis() {
@@ -66,15 +66,6 @@ fn assert_same_r1cs(a: &R1cs, b: &R1cs, what: &str) {
     assert!(densities(&x) == densities(&y), "{what}: densities differ");
 }
 
-fn assert_equal(seq: &Assignment, par: &Assignment, what: &str) {
-    assert_eq!(seq.num_constraints(), par.num_constraints(), "{what}: constraint counts differ");
-    assert!(seq.input == par.input, "{what}: public inputs differ");
-    assert!(seq.aux == par.aux, "{what}: witness differs");
-    assert!(seq.a == par.a, "{what}: A evaluations differ");
-    assert!(seq.b == par.b, "{what}: B evaluations differ");
-    assert!(seq.c == par.c, "{what}: C evaluations differ");
-    assert!(densities(seq) == densities(par), "{what}: densities differ");
-}
 
 #[test]
 fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {

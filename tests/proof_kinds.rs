@@ -101,6 +101,27 @@ fn every_kind_proves_and_filecoin_proofs_verifies() {
     }
 }
 
+/// Our synthesis (PoSt: sectors or challenges on all threads) equals upstream's sequential
+/// synthesis of its circuit, value for value, for every partition of every kind (WinningPoSt's
+/// one sector takes the challenge forks, WindowPoSt's partitions of two sectors the sector forks).
+#[test]
+fn synthesis_equals_upstream_value_for_value() {
+    let s = setup();
+    for (name, req) in s.kinds.requests() {
+        let inputs = req.parse().expect("parse");
+        let hint = s.engine.srs_get(inputs.circuit).unwrap().unwrap().size_hint();
+        for part in 0..inputs.circuits.partitions() {
+            let t = std::time::Instant::now();
+            let seq = inputs.circuits.synthesize_sequential(part, hint).unwrap();
+            let t_seq = t.elapsed();
+            let t = std::time::Instant::now();
+            let ours = inputs.circuits.synthesize(part, hint).unwrap();
+            eprintln!("{name} partition {part}: {} constraints, upstream {t_seq:?}, ours {:?}", seq.num_constraints(), t.elapsed());
+            common::assert_same_assignment(&seq, &ours, &format!("{name} partition {part}"));
+        }
+    }
+}
+
 /// For fixed r, s our proofs equal bellperson's `create_proof_batch` byte for byte.
 #[test]
 fn byte_identical_to_bellperson() {

@@ -14,6 +14,11 @@ pub(super) trait BuildCircuit: Send + Sync {
     type Circuit: bellperson::Circuit<Scalar> + Send;
     fn partitions(&self) -> usize;
     fn circuit(&self, k: usize) -> Result<Self::Circuit>;
+    /// `circuit` synthesized: a kind with independent sub-circuits does them on all threads,
+    /// equal to upstream's sequential synthesis (the default) value for value.
+    fn synthesize(&self, circuit: Self::Circuit, hint: SizeHint) -> std::result::Result<Assignment, bellperson::SynthesisError> {
+        Assignment::synthesize(circuit, hint)
+    }
 }
 
 /// [`PartitionCircuits`] of any [`BuildCircuit`].
@@ -25,6 +30,11 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
+        let circuit = self.0.circuit(k)?;
+        self.0.synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
         let circuit = self.0.circuit(k)?;
         Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }

@@ -17,6 +17,7 @@ use storage_proofs_post::fallback::{self, FallbackPoStCircuit, FallbackPoStCompo
 use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredPoStProof, Statement};
 use crate::error::{Error, Result, ResultExt, Status};
+use crate::synth::{Assignment, SizeHint};
 
 /// A PoSt request as filecoin-ffi takes it.
 pub struct PoStRequest<'a> {
@@ -241,6 +242,11 @@ impl<Tree: 'static + MerkleTreeTrait> BuildCircuit for PoStCircuits<Tree> {
         let proof = self.partitions.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
         FallbackPoStCompound::<Tree>::circuit(&self.pub_inputs, Default::default(), proof, &self.pub_params, Some(k))
             .status(Status::Synthesis, "building the PoSt circuit")
+    }
+
+    /// Sectors (or, with one sector, its challenges) on all threads: `synth::post`.
+    fn synthesize(&self, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<Assignment, bellperson::SynthesisError> {
+        crate::synth::post::fallback_post(Assignment::begin(hint)?, &circuit, hint)
     }
 }
 

@@ -5,6 +5,7 @@ mod assignment;
 mod challenges;
 mod fork;
 mod native;
+pub(crate) mod post;
 mod record;
 pub mod r1cs;
 pub mod shape;

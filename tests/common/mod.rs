@@ -142,3 +142,19 @@ pub fn filecoin_verify_kind(k: &cuzk::fixtures::KindFixtures, name: &str, proof:
     };
     r.expect("filecoin-proofs verifier errored")
 }
+
+/// The three density trackers of an assignment (bits and totals).
+pub fn densities(a: &cuzk::synth::Assignment) -> [(Vec<bool>, usize); 3] {
+    [&a.a_aux_density, &a.b_aux_density, &a.b_input_density].map(|d| (d.bv.iter().by_vals().collect(), d.total_density))
+}
+
+/// Two syntheses of one partition agree value for value: a, b, c, the witness, the densities.
+pub fn assert_same_assignment(seq: &cuzk::synth::Assignment, par: &cuzk::synth::Assignment, what: &str) {
+    assert_eq!(seq.num_constraints(), par.num_constraints(), "{what}: constraint counts differ");
+    assert!(seq.input == par.input, "{what}: public inputs differ");
+    assert!(seq.aux == par.aux, "{what}: witness differs");
+    assert!(seq.a == par.a, "{what}: A evaluations differ");
+    assert!(seq.b == par.b, "{what}: B evaluations differ");
+    assert!(seq.c == par.c, "{what}: C evaluations differ");
+    assert!(densities(seq) == densities(par), "{what}: densities differ");
+}

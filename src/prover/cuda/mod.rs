@@ -489,9 +489,11 @@ impl CudaBackend {
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
                 Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, t).map(|q| (q, wall.elapsed()))
             });
-            // Out of device memory with two workspaces: retry with one.
+            // Out of device memory with two workspaces: retry with one. The check clears the
+            // failed allocation's error from this thread (else the retry's next error check
+            // would report it again) and confirms the device still works.
             if let Err(StageError { oom: true, .. }) = &res {
-                if held.shrink_to_one_lane() {
+                if ffi::device_check(held.dev.index).is_ok() && held.shrink_to_one_lane() {
                     continue;
                 }
             }
