@@ -28,6 +28,8 @@ for l in sys.stdin:
 # identity test (stage identity-test).
 strip -o .gpu-carry/gpu-faults "$(test_exe cuda-fault-injection gpu_faults)"
 strip -o .gpu-carry/gpu-identity "$(test_exe cuda gpu_identity)"
+# The real 512 MiB C2 (stage porep-512mib), when its sector fixture exists here.
+strip -o .gpu-carry/porep-512mib "$(test_exe cuda porep_512mib)"
 # Stage `installed`: the library `make install` builds (all architectures: minutes) and the C
 # example linked against it. Only with GPU_PREPARE_INSTALL=1.
 if [ "${GPU_PREPARE_INSTALL:-0}" = 1 ]; then
@@ -39,7 +41,12 @@ if [ "${GPU_PREPARE_INSTALL:-0}" = 1 ]; then
   rm -rf "$prefix"
 fi
 fix=${CUZK_FIXTURES_DIR:-/var/tmp/cuzk-fixtures}
-if [ -d "$fix/sectors" ]; then cp -r "$fix/sectors" .gpu-carry/fixtures/; fi
+# Each finished sector fixture's C1 and description (not a seal in progress).
+for d in "$fix"/sectors/*/; do
+  [ -f "$d/sector.json" ] || continue
+  mkdir -p ".gpu-carry/fixtures/sectors/$(basename "$d")"
+  cp "$d/sector.json" "$d/c1.json" ".gpu-carry/fixtures/sectors/$(basename "$d")/"
+done
 # The kind fixtures (sealed 2 KiB sectors, vanilla proofs: stages kinds*), when made here.
 if [ -d "$fix/kinds" ]; then cp -r "$fix/kinds" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe

@@ -29,6 +29,8 @@
 #           KINDS_C2_JOBS C2 jobs keep the engine busy; .gpu-carry/cuzk-bench), kinds-supraseal
 #           (the peer's *_with_vanilla on the same vanilla proofs); all three need the kind
 #           fixtures in .gpu-carry/fixtures/kinds (their params are made here, in the background),
+#           porep-512mib (tests/porep_512mib.rs with the CUDA backend: the real 512 MiB sector's C1
+#           carried in .gpu-carry/fixtures/sectors, its params made here first, ~5 min),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -62,9 +64,9 @@ cat "$OUT/env.log"
 fixture_pid=""
 need_fixture=0
 for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1 ;; esac; done
+mkdir -p "$CUZK_FIXTURES_DIR/sectors"
+[ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
 if [ $need_fixture = 1 ]; then
-  mkdir -p "$CUZK_FIXTURES_DIR/sectors"
-  cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
   ( "$BIN" fixture > "$OUT/fixture.log" 2>&1 ) &
   fixture_pid=$!
 fi
@@ -91,7 +93,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -152,6 +154,7 @@ for s0 in "${stages[@]}"; do
     ceiling) run ceiling 60 "$BIN" ceiling ;;
     identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
     installed) wait_fixture; installed ;;
+    porep-512mib) run porep-512mib 560 .gpu-carry/porep-512mib --ignored --nocapture --test-threads 1 ;;
     kinds-test) wait_kinds; run kinds-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 every_proof_kind_on_the_gpu ;;
     kinds) wait_kinds; run kinds 400 .gpu-carry/cuzk-bench kinds --runs "${KINDS_RUNS:-5}" --c2-jobs "${KINDS_C2_JOBS:-32}" ${KINDS_UPSTREAM:---no-upstream} ;;
     kinds-supraseal) wait_kinds; run kinds-supraseal 200 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
