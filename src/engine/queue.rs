@@ -66,6 +66,22 @@ impl WorkQueue {
         }
     }
 
+    /// Block until an item above the default priority (0) heads the queue — what the urgent
+    /// synthesis worker takes, so a PoSt job never waits behind C2 partitions for a worker;
+    /// None once closed.
+    pub fn pop_urgent(&self) -> Option<(WorkItem, Instant)> {
+        let mut g = self.heap.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if g.0.peek().is_some_and(|i| i.job.priority > 0) {
+                return g.0.pop().map(|item| (item, Instant::now()));
+            }
+            if g.1 {
+                return None;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.heap.lock().unwrap_or_else(|e| e.into_inner()).0.len()
     }
@@ -134,5 +150,26 @@ mod tests {
         assert_eq!(order, [(2, 0), (2, 1), (1, 0), (1, 1), (1, 2), (3, 0)]);
         q.close();
         assert!(q.pop().is_none(), "a closed, empty queue ends the workers");
+    }
+
+    /// The urgent worker takes only work above the default priority, highest first, and
+    /// waits (without taking it) while only default-priority work is queued.
+    #[test]
+    fn urgent_pop_takes_only_work_above_the_default_priority() {
+        let params = crate::srs::generator_parameters([1, 0, 0, 0, 0]);
+        let srs = Arc::new(Srs::from_parameters(RegisteredSealProof::StackedDrg32GiBV1_1, params));
+        let q = Arc::new(WorkQueue::default());
+        q.push_job(&job(1, 0, 2, &srs));
+        let waiter = {
+            let q = q.clone();
+            std::thread::spawn(move || q.pop_urgent().map(|(w, _)| (w.job.id, w.partition)))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(q.len(), 2, "default-priority work is left for the other workers");
+        q.push_job(&job(2, 2000, 1, &srs));
+        assert_eq!(waiter.join().unwrap(), Some((2, 0)));
+        assert_eq!(q.len(), 2);
+        q.close();
+        assert!(q.pop_urgent().is_none());
     }
 }

@@ -73,8 +73,19 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     };
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
-        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx)))?);
+        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx, Pop::Any)))?);
     }
+    // One more worker for work above the default priority (PoSt: deadlines), with its own
+    // thread pool: it starts at once however many C2 partitions fill the other workers, and its
+    // parallel synthesis does not queue behind theirs on the shared pool.
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let urgent = rayon::ThreadPoolBuilder::new()
+        .num_threads(cores)
+        .thread_name(|i| format!("cuzk-urgent-{i}"))
+        .build()
+        .map_err(std::io::Error::other)?;
+    let (sh, utx) = (shared.clone(), tx.clone());
+    threads.push(stage("cuzk-synth-urgent".into(), Box::new(move || urgent.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
     drop(tx);
     // One prover thread per backend lane (a CUDA device proves one partition's stage H under
     // another's MSMs); they share the hand-off, highest priority first.
@@ -128,8 +139,20 @@ fn discard(shared: &Shared, assignment: Assignment, memory: Reservation) {
     shared.dealloc.free((assignment, memory), bytes);
 }
 
-fn synth_loop(shared: &Shared, tx: super::ProveSender) {
-    while let Some((item, popped)) = shared.queue.pop() {
+/// Which work a synthesis worker takes.
+#[derive(Clone, Copy)]
+enum Pop {
+    Any,
+    /// Only work above the default priority.
+    Urgent,
+}
+
+fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
+    let next = || match which {
+        Pop::Any => shared.queue.pop(),
+        Pop::Urgent => shared.queue.pop_urgent(),
+    };
+    while let Some((item, popped)) = next() {
         let job = item.job;
         // None once the job has ended (cancelled, failed): nothing left to do for it.
         let Some(work) = job.work() else { continue };

@@ -92,7 +92,18 @@ pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool) {
             .submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None })
             .expect("c2 submit")
     };
-    let _ = engine.wait(c2(), None); // warm the C2 path (records its circuit)
+    let _ = engine.wait(c2(), None); // warm the C2 path: it starts recording the circuit
+    // A running node has the circuit recorded: wait for it, or the C2 load is full synthesis.
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(300) {
+        let st: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
+        let states: Vec<&str> = st["circuits"].as_array().map(|c| c.iter().filter_map(|x| x["state"].as_str()).collect()).unwrap_or_default();
+        if !states.contains(&"recording") {
+            println!("C2 circuit {:?} after {:.1} s", states, t.elapsed().as_secs_f64());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let mut alone: Vec<f64> = (0..runs).map(|_| prove(&engine, winning()).0.as_secs_f64()).collect();
     let alone = median(&mut alone);
     let unfinished = |ids: &[u64]| ids.iter().filter(|id| !engine.poll(**id).map(|s| s.state.is_final()).unwrap_or(true)).count();
