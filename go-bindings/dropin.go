@@ -32,14 +32,7 @@ func (e *Engine) SealCommitPhase2(ctx context.Context, c1 []byte, sector abi.Sec
 		if errors.Is(err, ErrSRSNotLoaded) && attempt == 0 {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		p, err := job.Wait(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return p.Bytes, nil
+		return waitBytes(ctx, job, err)
 	}
 }
 

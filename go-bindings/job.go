@@ -135,18 +135,26 @@ func (e *Engine) SubmitC2(ctx context.Context, req C2Request) (*Job, error) {
 		crid = C.CString(req.RequestID)
 		defer C.free(unsafe.Pointer(crid))
 	}
-	var id C.uint64_t
-	err = e.with(func(p *C.cuzk_engine) error {
-		var cerr *C.cuzk_error
+	job, err := e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
 		// C1 and prover are Go memory without Go pointers, borrowed for the call only.
-		st := C.cuzk_submit_porep_c2(p, (*C.uint8_t)(&req.C1[0]), C.uintptr_t(len(req.C1)),
-			C.uint64_t(req.Sector), (*C.uint8_t)(&prover[0]), C.int32_t(req.Priority), crid, &id, &cerr)
-		if st != C.CUZK_STATUS_OK {
+		return C.cuzk_submit_porep_c2(p, (*C.uint8_t)(&req.C1[0]), C.uintptr_t(len(req.C1)),
+			C.uint64_t(req.Sector), (*C.uint8_t)(&prover[0]), C.int32_t(req.Priority), crid, id, cerr)
+	})
+	runtime.KeepAlive(req.C1)
+	return job, err
+}
+
+// submitJob makes one cuzk_submit_* call (submit passes id and cerr on as its out-params) and
+// returns the job it queued, or the call's error.
+func (e *Engine) submitJob(submit func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status) (*Job, error) {
+	var id C.uint64_t
+	err := e.with(func(p *C.cuzk_engine) error {
+		var cerr *C.cuzk_error
+		if st := submit(p, &id, &cerr); st != C.CUZK_STATUS_OK {
 			return takeError(st, cerr)
 		}
 		return nil
 	})
-	runtime.KeepAlive(req.C1)
 	if err != nil {
 		return nil, err
 	}

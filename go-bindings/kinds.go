@@ -124,27 +124,16 @@ func (e *Engine) submitPoSt(k Kind, proofType abi.RegisteredPoStProof, minerID a
 	}
 	defer free()
 	return e.withKindSRS(k, int64(proofType), func() (*Job, error) {
-		var id C.uint64_t
-		err := e.with(func(p *C.cuzk_engine) error {
-			var cerr *C.cuzk_error
-			var st C.cuzk_status
+		return e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
 			if k == KindWinningPoSt {
-				st = C.cuzk_submit_winning_post(p, C.int64_t(proofType), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&prover[0]), list, n, C.int32_t(PriorityDefault), nil, &id, &cerr)
-			} else {
-				st = C.cuzk_submit_window_post(p, C.int64_t(proofType), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&prover[0]), list, n, C.int64_t(partition), C.int32_t(PriorityDefault), nil, &id, &cerr)
+				return C.cuzk_submit_winning_post(p, C.int64_t(proofType), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&prover[0]), list, n, C.int32_t(PriorityDefault), nil, id, cerr)
 			}
-			if st != C.CUZK_STATUS_OK {
-				return takeError(st, cerr)
-			}
-			return nil
+			return C.cuzk_submit_window_post(p, C.int64_t(proofType), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&prover[0]), list, n, C.int64_t(partition), C.int32_t(PriorityDefault), nil, id, cerr)
 		})
-		if err != nil {
-			return nil, err
-		}
-		return &Job{e: e, id: uint64(id)}, nil
 	})
 }
 
+// waitBytes waits for job (unless submitting it failed with err) and returns its proof bytes.
 func waitBytes(ctx context.Context, job *Job, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
@@ -225,19 +214,9 @@ func (e *Engine) GenerateUpdateProofWithVanilla(ctx context.Context, proofType a
 	}
 	defer free()
 	job, err := e.withKindSRS(KindSnapDeals, int64(proofType), func() (*Job, error) {
-		var id C.uint64_t
-		err := e.with(func(p *C.cuzk_engine) error {
-			var cerr *C.cuzk_error
-			st := C.cuzk_submit_snap_deals(p, C.int64_t(proofType), list, n, (*C.uint8_t)(&old[0]), (*C.uint8_t)(&nw[0]), (*C.uint8_t)(&d[0]), C.int32_t(PriorityDefault), nil, &id, &cerr)
-			if st != C.CUZK_STATUS_OK {
-				return takeError(st, cerr)
-			}
-			return nil
+		return e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
+			return C.cuzk_submit_snap_deals(p, C.int64_t(proofType), list, n, (*C.uint8_t)(&old[0]), (*C.uint8_t)(&nw[0]), (*C.uint8_t)(&d[0]), C.int32_t(PriorityDefault), nil, id, cerr)
 		})
-		if err != nil {
-			return nil, err
-		}
-		return &Job{e: e, id: uint64(id)}, nil
 	})
 	return waitBytes(ctx, job, err)
 }

@@ -7,6 +7,8 @@
 //! ~30 min on 2 cores the first time; it is cached in the fixture root afterwards. Run it with
 //! `make test-512mib` (or `cargo test --release --test porep_512mib -- --ignored`).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
@@ -27,11 +29,6 @@ fn fixture() -> (std::path::PathBuf, std::path::PathBuf, SectorFixture) {
     let params = fixtures::ensure_params(&root, PROOF, fixtures::DEFAULT_SEED).expect("512 MiB params");
     let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("512 MiB sector");
     (params_dir, params, sector)
-}
-
-fn verify(s: &SectorFixture, proof: &[u8]) -> bool {
-    filecoin_proofs_api::seal::verify_seal(PROOF, s.comm_r, s.comm_d, s.prover_id, s.sector_id.into(), s.ticket, s.seed, proof)
-        .expect("filecoin-proofs verify_seal errored")
 }
 
 #[test]
@@ -57,7 +54,7 @@ fn real_512mib_c2_verifies_with_filecoin_proofs() {
     reference.write(&mut a).unwrap();
     ours.proof.write(&mut b).unwrap();
     assert_eq!(a, b, "512 MiB: cuzk's proof differs from bellperson's create_proof_batch for fixed r, s");
-    assert!(verify(&sector, &b), "filecoin-proofs rejects the fixed-r,s proof");
+    assert!(common::filecoin_verify_sector(&sector, &b), "filecoin-proofs rejects the fixed-r,s proof");
     eprintln!("512 MiB partition: bellperson {bellperson_s:.1} s, cuzk synthesis + CPU prove {cuzk_s:.1} s, byte-identical");
     drop((srs, inputs));
 
@@ -75,7 +72,7 @@ fn real_512mib_c2_verifies_with_filecoin_proofs() {
         assert_eq!(snap.state, JobState::Done, "job {i}: {:?}", snap.error);
         let res = snap.result.unwrap();
         assert!(res.verified);
-        assert!(verify(&sector, &res.proof), "job {i}: filecoin-proofs rejects the engine's proof");
+        assert!(common::filecoin_verify_sector(&sector, &res.proof), "job {i}: filecoin-proofs rejects the engine's proof");
         eprintln!("512 MiB C2 job {i} ({}): {:.1} s {}", engine.backend_name(), t.elapsed().as_secs_f64(), cuzk::engine::result_json(&res));
         proofs.push(res.proof.clone());
     }

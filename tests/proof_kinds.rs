@@ -215,12 +215,9 @@ fn default_priorities() {
 #[test]
 fn through_the_c_abi() {
     use cuzk::ffi::*;
-    let f = common::fixture();
-    let kinds = fixtures::ensure_kind_fixtures(&fixtures::default_root(), fixtures::DEFAULT_SEED).expect("kind fixtures");
-    for c in kinds.circuits() {
-        fixtures::ensure_params(&fixtures::default_root(), c, fixtures::DEFAULT_SEED).expect("params");
-    }
-    let cfg = std::ffi::CString::new(format!(r#"{{"backend":"cpu","params_dir":{:?}}}"#, f.params_dir.display().to_string())).unwrap();
+    let kinds = common::kind_fixtures();
+    let params_dir = fixtures::params_dir(&fixtures::default_root());
+    let cfg = std::ffi::CString::new(format!(r#"{{"backend":"cpu","params_dir":{:?}}}"#, params_dir.display().to_string())).unwrap();
     let mut engine = std::ptr::null_mut();
     let (st, m) = common::call(|err| unsafe { cuzk_engine_new(cfg.as_ptr(), &mut engine, err) });
     assert_eq!(st, Status::Ok, "{m}");

@@ -65,11 +65,7 @@ fn main() -> ExitCode {
 
 fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
     let run = || -> cuzk::error::Result<String> {
-        let k = cuzk::fixtures::ensure_kind_fixtures(root, seed)?;
-        let circuits: [cuzk::kinds::CircuitId; 3] = [k.winning.proof.into(), k.window.proof.into(), k.update.proof.into()];
-        for c in circuits {
-            cuzk::fixtures::ensure_params(root, c, seed)?;
-        }
+        let k = cuzk::fixtures::ensure_kind_fixtures_and_params(root, seed)?;
         let mut v = serde_json::to_value(&k).map_err(|e| cuzk::err!(Internal, "{e}"))?;
         v["params_dir"] = serde_json::json!(cuzk::fixtures::params_dir(root));
         Ok(v.to_string())

@@ -26,6 +26,11 @@ impl Gate {
         Gate { cores, in_flight: Mutex::new(0), freed: Condvar::new() }
     }
 
+    /// The cores the engine's syntheses share.
+    pub fn cores(&self) -> usize {
+        self.cores
+    }
+
     /// Wait for a slot for a partition of `challenges` challenges, then enter; `None` if
     /// `give_up()` turned true while waiting.
     pub fn enter(&self, challenges: usize, give_up: &dyn Fn() -> bool) -> Option<GatePass<'_>> {

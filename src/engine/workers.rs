@@ -78,9 +78,8 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     // One more worker for work above the default priority (PoSt: deadlines), with its own
     // thread pool: it starts at once however many C2 partitions fill the other workers, and its
     // parallel synthesis does not queue behind theirs on the shared pool.
-    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
     let urgent = rayon::ThreadPoolBuilder::new()
-        .num_threads(cores)
+        .num_threads(shared.witness_gate.cores())
         .thread_name(|i| format!("cuzk-urgent-{i}"))
         .build()
         .map_err(std::io::Error::other)?;

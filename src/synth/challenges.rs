@@ -15,12 +15,11 @@ use blstrs::Scalar;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::constants::DefaultPieceDomain;
 use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
-use rayon::prelude::*;
 use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked;
 
-use super::fork::Forkable;
+use super::fork::{on_forks, Forkable};
 use super::SizeHint;
 
 /// Upstream's per-challenge circuits (`stacked::circuit::params::Proof`, a type storage-proofs
@@ -136,31 +135,7 @@ where
         comm_r_last: comm_r_last_num,
     };
 
-    // Every challenge's sub-circuit has the same shape: each fork gets an equal share of what the
-    // partition still needs, plus an eighth of slack.
-    let n = items.len().max(1);
-    let share = |total: usize, used: usize| {
-        let each = total.saturating_sub(used) / n;
-        each + each / 8
-    };
-    let (constraints, inputs, aux) = cs.sizes();
-    let fork_hint = SizeHint {
-        constraints: share(hint.constraints, constraints),
-        inputs: share(hint.inputs, inputs),
-        aux: share(hint.aux, aux),
-    };
-    let forks = cs.forks(n, fork_hint);
-    let forks: Vec<CS::Finished> = forks
-        .into_par_iter()
-        .zip(items)
-        .map(|(mut fork, item)| {
-            challenge(&mut fork, item, &prefix)?;
-            Ok(CS::finish(fork))
-        })
-        .collect::<Result<_, SynthesisError>>()?;
-    for f in forks {
-        cs.absorb(f);
-    }
+    on_forks(&mut cs, items, hint, |fork, item| challenge(fork, item, &prefix))?;
     Ok(cs.end())
 }
 

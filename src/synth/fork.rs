@@ -76,6 +76,41 @@ impl Forkable for super::witness::Witness {
     }
 }
 
+/// Into `cs`, `item` for each of `items` (independent sub-circuits of one shape, in sequential
+/// order) on its own fork, all threads; the forks absorbed in order. Each fork reserves an equal
+/// share of what the partition still needs (`hint`), plus an eighth of slack.
+pub(crate) fn on_forks<CS: Forkable, T: Send>(
+    cs: &mut CS,
+    items: Vec<T>,
+    hint: super::SizeHint,
+    item: impl Fn(&mut CS::Fork<'_>, T) -> Result<(), SynthesisError> + Sync,
+) -> Result<(), SynthesisError> {
+    let n = items.len().max(1);
+    let share = |total: usize, used: usize| {
+        let each = total.saturating_sub(used) / n;
+        each + each / 8
+    };
+    let (constraints, inputs, aux) = cs.sizes();
+    let fork_hint = super::SizeHint {
+        constraints: share(hint.constraints, constraints),
+        inputs: share(hint.inputs, inputs),
+        aux: share(hint.aux, aux),
+    };
+    let forks = cs.forks(items.len(), fork_hint);
+    let done: Vec<CS::Finished> = forks
+        .into_par_iter()
+        .zip(items)
+        .map(|(mut fork, it)| {
+            item(&mut fork, it)?;
+            Ok(CS::finish(fork))
+        })
+        .collect::<Result<_, SynthesisError>>()?;
+    for f in done {
+        cs.absorb(f);
+    }
+    Ok(())
+}
+
 pub(crate) struct Fork<'p> {
     parent: &'p Assignment,
     local: Assignment,

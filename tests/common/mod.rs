@@ -37,10 +37,10 @@ pub fn filecoin_verify(f: &Fixture, proof: &[u8]) -> bool {
     filecoin_verify_sector(&f.sector, proof)
 }
 
-/// filecoin-proofs' verifier for a proof of sector `s`.
+/// filecoin-proofs' verifier for a proof of sector `s` (of its registered proof).
 pub fn filecoin_verify_sector(s: &SectorFixture, proof: &[u8]) -> bool {
     filecoin_proofs_api::seal::verify_seal(
-        PROOF,
+        s.proof().expect("the fixture's registered proof"),
         s.comm_r,
         s.comm_d,
         s.prover_id,
@@ -118,12 +118,7 @@ pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, p
 /// cache at them, through [`fixture`]).
 pub fn kind_fixtures() -> cuzk::fixtures::KindFixtures {
     let _ = fixture();
-    let root = fixtures::default_root();
-    let kinds = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
-    for c in kinds.circuits() {
-        fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
-    }
-    kinds
+    fixtures::ensure_kind_fixtures_and_params(&fixtures::default_root(), fixtures::DEFAULT_SEED).expect("kind fixtures")
 }
 
 /// A PoSt fixture's sectors as filecoin-proofs' verifiers take them.

@@ -45,11 +45,10 @@ pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool) {
     let params_dir = fixtures::params_dir(&root);
     // filecoin-proofs reads its params from here (set before its first use).
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
-    let k = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
+    let k = fixtures::ensure_kind_fixtures_and_params(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
     let config = EngineConfig { params_dir: Some(params_dir.clone()), ..Default::default() };
     let engine = Engine::new(config).expect("engine");
     for c in k.circuits() {
-        fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).expect("params");
         engine.srs_load(c, None).expect("srs");
     }
     let mut summary = serde_json::Map::new();

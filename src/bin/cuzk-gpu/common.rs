@@ -119,8 +119,7 @@ pub(crate) fn fixture() -> cuzk::error::Result<Fixture> {
 pub(crate) fn fixture_kinds() -> bool {
     let root = fixtures::default_root();
     let t = Instant::now();
-    let made = fixtures::ensure_kind_fixtures(&root, fixtures::DEFAULT_SEED)
-        .and_then(|k| k.circuits().into_iter().try_for_each(|c| fixtures::ensure_params(&root, c, fixtures::DEFAULT_SEED).map(drop)));
+    let made = fixtures::ensure_kind_fixtures_and_params(&root, fixtures::DEFAULT_SEED).map(drop);
     match made {
         Ok(()) => println!("kind fixtures ready in {:.1}s", t.elapsed().as_secs_f64()),
         Err(ref e) => println!("FAIL: kind fixtures: {e}"),

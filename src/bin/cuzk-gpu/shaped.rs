@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use crate::common::*;
 
+/// The prover id and sector number the shaped C1 is made for (and parsed with).
+const PROVER: [u8; 32] = [9; 32];
+const SECTOR: u64 = 3;
+
 fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape> {
     let [ic, h, l, a, b, _] =
         cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no shape for {proof:?}"))?;
@@ -38,9 +42,8 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
     }
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
         let proof = proof?;
-        let (prover, sector) = ([9u8; 32], 3);
         let t = Instant::now();
-        let c1 = Arc::new(cuzk::fixtures::shaped_c1(proof, 21, prover, sector)?);
+        let c1 = Arc::new(cuzk::fixtures::shaped_c1(proof, 21, PROVER, SECTOR)?);
         println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
         let t = Instant::now();
         // The circuit is recorded from a partition of the C1 (its challenges on all threads, as
@@ -50,7 +53,7 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             std::thread::spawn(move || {
                 let shape = sections(proof)?;
                 let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
-                let inputs = cuzk::synth::parse_c1(&c1, &prover, sector)?;
+                let inputs = cuzk::synth::parse_c1(&c1, &PROVER, SECTOR)?;
                 let t = Instant::now();
                 let r = inputs.circuits.record(0, hint, &|| false)?;
                 Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
@@ -105,7 +108,6 @@ fn run_engine(
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
     let Setup { jobs, workers, recorded, lanes, timeline } = setup;
-    let (prover, sector) = ([9u8; 32], 3);
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
@@ -133,7 +135,7 @@ fn run_engine(
         );
         let submit = || -> cuzk::error::Result<(u64, Instant)> {
             let t = Instant::now();
-            let inputs = cuzk::synth::parse_c1(c1, &prover, sector)?;
+            let inputs = cuzk::synth::parse_c1(c1, &PROVER, SECTOR)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
             let at = Instant::now();
             Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))
