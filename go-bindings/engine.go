@@ -44,6 +44,11 @@ type Config struct {
 	Backend string
 	// Devices: the CUDA device ordinals to prove on (nil: every device).
 	Devices []int
+	// GPULanes: partitions each CUDA device proves at once (1 or 2; 0 = automatic: 2).
+	GPULanes int
+	// CPULanes: partitions the CPU backend proves at once (0 = automatic: 1); with 2 a short
+	// proof (WinningPoSt) starts beside a long C2 partition instead of waiting for it.
+	CPULanes int
 	// SynthesisWorkers: threads synthesizing partitions concurrently; 0 = automatic.
 	SynthesisWorkers int
 	// ProveQueueDepth: synthesized partitions allowed to wait for the prover; 0 = default (1).
@@ -74,6 +79,8 @@ type Config struct {
 type configJSON struct {
 	Backend          string `json:"backend,omitempty"`
 	Devices          []int  `json:"devices,omitempty"`
+	GPULanes         int    `json:"gpu_lanes,omitempty"`
+	CPULanes         int    `json:"cpu_lanes,omitempty"`
 	SynthesisWorkers int    `json:"synthesis_workers,omitempty"`
 	ProveQueueDepth  int    `json:"prove_queue_depth,omitempty"`
 	MemoryBudgetMiB  uint64 `json:"memory_budget_mib,omitempty"`
@@ -87,12 +94,14 @@ type configJSON struct {
 }
 
 func (c Config) marshal() ([]byte, error) {
-	if c.SynthesisWorkers < 0 || c.ProveQueueDepth < 0 || c.JobTTL < 0 {
-		return nil, errf(CodeInvalidArgument, "config: negative SynthesisWorkers, ProveQueueDepth or JobTTL")
+	if c.SynthesisWorkers < 0 || c.ProveQueueDepth < 0 || c.JobTTL < 0 || c.GPULanes < 0 || c.CPULanes < 0 {
+		return nil, errf(CodeInvalidArgument, "config: negative SynthesisWorkers, ProveQueueDepth, JobTTL, GPULanes or CPULanes")
 	}
 	j := configJSON{
 		Backend:          c.Backend,
 		Devices:          c.Devices,
+		GPULanes:         c.GPULanes,
+		CPULanes:         c.CPULanes,
 		SynthesisWorkers: c.SynthesisWorkers,
 		ProveQueueDepth:  c.ProveQueueDepth,
 		MemoryBudgetMiB:  c.MemoryBudgetMiB,

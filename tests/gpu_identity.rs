@@ -43,7 +43,7 @@ fn check(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool
     assert!(bad.is_empty(), "{name}: GPU parts differ from the CPU: {bad:?}");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let cpu = CpuBackend.prove(srs, clone_assignment(&asg), r, s).unwrap().proof;
+    let cpu = CpuBackend::default().prove(srs, clone_assignment(&asg), r, s).unwrap().proof;
     let g = gpu.prove(srs, asg, r, s).unwrap().proof;
     assert_eq!(bytes(&cpu), bytes(&g), "{name}: GPU proof differs from the CPU proof");
     if verify {
@@ -159,7 +159,7 @@ fn every_proof_kind_on_the_gpu() {
         let srs = engine.srs_get(inputs.circuit).unwrap().unwrap();
         for part in 0..inputs.circuits.partitions() {
             let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
-            let cpu = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
+            let cpu = CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
             let g = gpu.prove(&srs, asg, r, s).unwrap().proof;
             assert_eq!(bytes(&cpu), bytes(&g), "{name} partition {part}: GPU proof differs from the CPU proof");
         }

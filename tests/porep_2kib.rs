@@ -155,7 +155,7 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
 
     let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
-    let ours = CpuBackend.prove(&srs, asg, r, s).unwrap();
+    let ours = CpuBackend::default().prove(&srs, asg, r, s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();
     ours.proof.write(&mut b).unwrap();
@@ -168,7 +168,7 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
     let r1cs = std::sync::Arc::new(cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap());
     let deferred = r1cs.defer(inputs.circuits.witness(0, srs.size_hint()).unwrap()).unwrap();
     assert!(deferred.a.is_empty() && deferred.num_constraints() == r1cs.constraints());
-    let recorded = CpuBackend.prove(&srs, deferred, r, s).unwrap();
+    let recorded = CpuBackend::default().prove(&srs, deferred, r, s).unwrap();
     let mut c = Vec::new();
     recorded.proof.write(&mut c).unwrap();
     assert_eq!(a, c, "the recorded-circuit proof differs from bellperson's for fixed r, s");

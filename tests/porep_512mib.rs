@@ -48,7 +48,7 @@ fn real_512mib_c2_verifies_with_filecoin_proofs() {
     let bellperson_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
-    let ours = CpuBackend.prove(&srs, asg, r, s).unwrap();
+    let ours = CpuBackend::default().prove(&srs, asg, r, s).unwrap();
     let cuzk_s = t.elapsed().as_secs_f64();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();

@@ -134,7 +134,7 @@ fn byte_identical_to_bellperson() {
         let srs = s.engine.srs_get(inputs.circuit).unwrap().unwrap();
         for part in 0..inputs.circuits.partitions() {
             let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
-            let ours = CpuBackend.prove(&srs, asg, r, t).unwrap().proof;
+            let ours = CpuBackend::default().prove(&srs, asg, r, t).unwrap().proof;
             let theirs = inputs.circuits.bellperson_reference(part, &srs.params, r, t).unwrap();
             assert!(ours == theirs, "{:?} partition {part}", req.kind());
         }

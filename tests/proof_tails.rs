@@ -44,7 +44,7 @@ impl Backend for Tailing {
     }
 
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
-        CpuBackend.prove(srs, assignment, r, s)
+        CpuBackend::default().prove(srs, assignment, r, s)
     }
 
     fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {

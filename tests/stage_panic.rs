@@ -27,7 +27,7 @@ impl Backend for PanicsWhenNamed {
     }
 
     fn prove(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
-        CpuBackend.prove(srs, assignment, r, s)
+        CpuBackend::default().prove(srs, assignment, r, s)
     }
 }
 

@@ -20,7 +20,7 @@ fn check(c: Toy, seed: u64) {
     let srs = Srs::from_parameters(RegisteredSealProof::StackedDrg2KiBV1_1, params);
     let asg = Assignment::synthesize(c.clone(), SizeHint::default()).unwrap();
     let public: Vec<Scalar> = asg.input[1..].to_vec();
-    let ours = CpuBackend.prove(&srs, asg, r, s).unwrap().proof;
+    let ours = CpuBackend::default().prove(&srs, asg, r, s).unwrap().proof;
 
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();
@@ -55,6 +55,6 @@ fn mismatched_srs_is_an_error_not_a_panic() {
     let params = generate_random_parameters::<Bls12, _, _>(small, &mut rng).unwrap();
     let srs = Srs::from_parameters(RegisteredSealProof::StackedDrg2KiBV1_1, params);
     let big = Assignment::synthesize(Toy { constraints: 100, inputs: 0, mode: 2 }, SizeHint::default()).unwrap();
-    let e = CpuBackend.prove(&srs, big, Scalar::ONE, Scalar::ONE).err().expect("must fail");
+    let e = CpuBackend::default().prove(&srs, big, Scalar::ONE, Scalar::ONE).err().expect("must fail");
     assert!(e.message.contains("does not match the SRS"), "{}", e.message);
 }

@@ -16,6 +16,8 @@ pub(crate) const MAX_MEMORY_BUDGET_MIB: u64 = 1 << 30;
 pub(crate) const MAX_JOB_TTL_SECS: u64 = 30 * 24 * 3600;
 /// Partitions in flight per CUDA device (`prover::cuda` uses at most two).
 pub(crate) const MAX_GPU_LANES: usize = 2;
+/// Partitions the CPU backend proves at once (they share the cores).
+pub(crate) const MAX_CPU_LANES: usize = 16;
 /// CUDA device ordinals are small; a larger one is a typo.
 pub(crate) const MAX_DEVICES: usize = 1024;
 
@@ -32,6 +34,10 @@ pub struct EngineConfig {
     /// costs a second workspace of device memory (~30 GB at 32 GiB), and a device where that does
     /// not fit goes back to 1 by itself.
     pub gpu_lanes: usize,
+    /// Partitions the CPU backend proves at once (backend "cpu", or "auto" without a device;
+    /// 0 = automatic: 1). They share the cores, so 2 buys no throughput, but a short proof (a
+    /// WinningPoSt) starts beside a long C2 partition instead of waiting for it to finish.
+    pub cpu_lanes: usize,
     /// Threads synthesizing partitions concurrently. 0 = automatic.
     pub synthesis_workers: usize,
     /// Synthesized partitions allowed to wait for the prover (bounds RAM).
@@ -68,6 +74,7 @@ impl Default for EngineConfig {
             backend: "auto".into(),
             devices: None,
             gpu_lanes: 0,
+            cpu_lanes: 0,
             synthesis_workers: 0,
             prove_queue_depth: 1,
             memory_budget_mib: 0,
@@ -119,6 +126,7 @@ impl EngineConfig {
             Ok(())
         };
         bounded("gpu_lanes", self.gpu_lanes as u64, 0, MAX_GPU_LANES as u64, "0 = automatic; partitions proved at once per CUDA device")?;
+        bounded("cpu_lanes", self.cpu_lanes as u64, 0, MAX_CPU_LANES as u64, "0 = automatic; partitions the CPU backend proves at once")?;
         bounded("synthesis_workers", self.synthesis_workers as u64, 0, MAX_SYNTHESIS_WORKERS as u64, "0 = automatic; one thread each")?;
         bounded("prove_queue_depth", self.prove_queue_depth as u64, 1, MAX_PROVE_QUEUE_DEPTH as u64, "synthesized partitions waiting for the prover")?;
         bounded("memory_budget_mib", self.memory_budget_mib, 0, MAX_MEMORY_BUDGET_MIB, "0 = automatic; at most 1 PiB")?;
@@ -173,6 +181,7 @@ mod tests {
             r#"{"params_dir": ""}"#,
             r#"{"devices": []}"#,
             r#"{"gpu_lanes": 3}"#,
+            r#"{"cpu_lanes": 17}"#,
             r#"{"devices": [0, 1, 0]}"#,
             r#"{"devices": [4096]}"#,
             r#"{"devices": [-1]}"#,

@@ -80,14 +80,6 @@ impl Drop for Reservation {
     }
 }
 
-/// `MemAvailable` from /proc/meminfo, in bytes (None where there is no such file).
-pub fn mem_available() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

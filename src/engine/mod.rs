@@ -13,7 +13,9 @@ mod config;
 mod dealloc;
 mod gate;
 mod handoff;
+mod host_memory;
 mod job;
+mod lanes;
 mod memory;
 mod metrics;
 mod queue;
@@ -137,12 +139,14 @@ pub(crate) struct Shared {
     durations: metrics::Durations,
     /// Synthesized partitions handed to the prover and not yet taken by it.
     awaiting_prover: AtomicUsize,
+    /// Each prover thread's work (one per backend lane).
+    lanes: lanes::Lanes,
     started: Instant,
     memory: Arc<memory::MemoryBudget>,
     /// Bounds the recorded-circuit (witness-only) syntheses running at once.
     witness_gate: gate::Gate,
-    /// Bytes partitions may hold before the SRSes are counted (u64::MAX: unlimited).
-    memory_base: u64,
+    /// What the host lets the automatic budget use (see `host_memory`).
+    host_memory: host_memory::HostMemory,
     /// Set when a stage thread died: why the engine takes no more work.
     broken: Mutex<Option<String>>,
 }
@@ -156,13 +160,24 @@ impl Shared {
     }
 
     /// Room for synthesized partitions now: the configured budget, or by default 90 % of the
-    /// memory available at engine start less the SRSes and recorded circuits resident since.
+    /// host memory this process may fill (`host_memory`: MemAvailable at start, grown with
+    /// MemTotal, within every cgroup limit) less the SRSes and recorded circuits resident since.
     fn memory_limit(&self) -> u64 {
         if self.config.memory_budget_mib > 0 {
-            return self.memory_base;
+            return self.config.memory_budget_mib.saturating_mul(1 << 20);
         }
+        let Some(room) = self.host_memory.room() else { return u64::MAX };
         let srs: u64 = self.srs.all().iter().map(|s| s.resident_bytes).sum();
-        self.memory_base.saturating_sub(srs).saturating_sub(self.circuits.resident_bytes())
+        (room / 10 * 9).saturating_sub(srs).saturating_sub(self.circuits.resident_bytes())
+    }
+
+    /// What `memory_limit` follows: "configured", "cgroup", "meminfo" or "unknown" (no limit).
+    fn memory_source(&self) -> &'static str {
+        if self.config.memory_budget_mib > 0 {
+            "configured"
+        } else {
+            self.host_memory.source()
+        }
     }
 
     /// A job reached a final state: its inputs and SRS reference go to the deallocator now,
@@ -231,7 +246,7 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     // Falling back to the CPU is news, and a warning when devices were asked for.
     let fallback = if only.is_some() { log::Level::Warn } else { log::Level::Info };
     match config.backend.as_str() {
-        "cpu" => Ok(Box::new(CpuBackend)),
+        "cpu" => Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes))),
         #[cfg(feature = "cuda")]
         "cuda" => Ok(Box::new(crate::prover::CudaBackend::with_lanes(only, config.gpu_lanes)?)),
         #[cfg(feature = "cuda")]
@@ -242,14 +257,14 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
             }
             Err(e) if e.status == crate::error::Status::Unsupported => {
                 log::log!(fallback, "backend auto: not using CUDA ({}); proving on the CPU", e.message);
-                Ok(Box::new(CpuBackend))
+                Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes)))
             }
             Err(e) => Err(e),
         },
         #[cfg(not(feature = "cuda"))]
         "auto" => {
             log::log!(fallback, "backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
-            Ok(Box::new(CpuBackend))
+            Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes)))
         }
         #[cfg(not(feature = "cuda"))]
         "cuda" => Err(err!(Unsupported, "backend \"cuda\" is not available: this build was compiled without the `cuda` feature")),
@@ -270,10 +285,16 @@ impl Engine {
     pub fn with_backend(config: EngineConfig, backend: Box<dyn Backend>) -> Result<Engine> {
         config.validate()?;
         let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
-        let memory_base = match config.memory_budget_mib {
-            0 => memory::mem_available().map_or(u64::MAX, |b| b / 10 * 9),
-            mib => mib.saturating_mul(1 << 20),
-        };
+        let lanes = lanes::Lanes::new(backend.lanes());
+        let host_memory = host_memory::HostMemory::read(host_memory::Probe::default());
+        let configured = config.memory_budget_mib.saturating_mul(1 << 20);
+        if let Some(limit) = host_memory.cgroup_limit().filter(|&l| configured > l) {
+            log::warn!(
+                "memory_budget_mib {} is above this process's cgroup memory limit ({} MiB): partitions may be OOM-killed before the budget holds them back",
+                config.memory_budget_mib,
+                limit >> 20
+            );
+        }
         let shared = Arc::new(Shared {
             config,
             backend,
@@ -286,10 +307,11 @@ impl Engine {
             counters: Counters::default(),
             durations: metrics::Durations::default(),
             awaiting_prover: AtomicUsize::new(0),
+            lanes,
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
             witness_gate: gate::Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
-            memory_base,
+            host_memory,
             broken: Mutex::new(None),
         });
         let threads = workers::spawn(&shared).map_err(|e| err!(Internal, "starting worker threads: {e}"))?;

@@ -57,8 +57,18 @@ fn jobs_by_state(engine: &Engine) -> ([u64; 5], serde_json::Map<String, Value>) 
     (by_state, by_kind.into_iter().map(|(k, n)| (k.to_owned(), json!(n))).collect())
 }
 
+/// `busy` over `of`, 0 for an empty interval.
+fn fraction(busy: Duration, of: Duration) -> f64 {
+    if of.is_zero() {
+        0.0
+    } else {
+        (busy.as_secs_f64() / of.as_secs_f64()).min(1.0)
+    }
+}
+
 pub(super) fn status_json(engine: &Engine) -> String {
     let sh = &engine.shared;
+    let uptime = sh.started.elapsed();
     let (by_state, by_kind) = jobs_by_state(engine);
     let srs: Vec<Value> = sh
         .srs
@@ -92,6 +102,24 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "proofs": d.proofs,
                 "failures": d.failures,
                 "lanes": d.lanes,
+                "busy_s": secs(d.busy),
+                "busy_fraction": fraction(d.busy, uptime),
+            })
+        })
+        .collect();
+    let lanes: Vec<Value> = sh
+        .lanes
+        .snapshot()
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            json!({
+                "lane": k,
+                "busy_s": secs(l.busy),
+                "busy_fraction": fraction(l.busy, uptime),
+                "partitions": l.partitions,
+                "failures": l.failures,
+                "proving": l.proving,
             })
         })
         .collect();
@@ -103,7 +131,8 @@ pub(super) fn status_json(engine: &Engine) -> String {
         "abi_version": crate::ABI_VERSION,
         "backend": sh.backend.name(),
         "devices": devices,
-        "uptime_s": sh.started.elapsed().as_secs_f64(),
+        "prover_lanes": lanes,
+        "uptime_s": secs(uptime),
         "synthesis_workers": sh.config.synthesis_threads(),
         "queued_partitions": sh.queue.len(),
         "partitions_awaiting_prover": sh.awaiting_prover.load(Ordering::Relaxed),
@@ -125,6 +154,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         "circuits": sh.circuits.status_json(),
         "memory": {
             "budget_bytes": sh.memory_limit(),
+            "budget_source": sh.memory_source(),
             "reserved_bytes": mem.reserved,
             "peak_reserved_bytes": mem.peak,
             "partitions_holding": mem.holders,
@@ -178,6 +208,20 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     for s in &srs {
         let _ = writeln!(o, "cuzk_srs_load_seconds{{proof=\"{}\"}} {}", s.circuit.name(), s.load_time.as_secs_f64());
     }
+    let lanes = sh.lanes.snapshot();
+    family(&mut o, "cuzk_prover_lane_busy_seconds_total", "counter", "Time each prover lane spent in a backend's device part of a proof (the whole proof on the CPU backend).");
+    for (k, l) in lanes.iter().enumerate() {
+        let _ = writeln!(o, "cuzk_prover_lane_busy_seconds_total{{lane=\"{k}\"}} {}", l.busy.as_secs_f64());
+    }
+    family(&mut o, "cuzk_prover_lane_partitions_total", "counter", "Partitions each prover lane started, by outcome of its device part (each once).");
+    for (k, l) in lanes.iter().enumerate() {
+        let _ = writeln!(o, "cuzk_prover_lane_partitions_total{{lane=\"{k}\",outcome=\"ok\"}} {}", l.partitions - l.failures);
+        let _ = writeln!(o, "cuzk_prover_lane_partitions_total{{lane=\"{k}\",outcome=\"failed\"}} {}", l.failures);
+    }
+    family(&mut o, "cuzk_prover_lane_proving", "gauge", "Whether a prover lane is proving a partition now.");
+    for (k, l) in lanes.iter().enumerate() {
+        let _ = writeln!(o, "cuzk_prover_lane_proving{{lane=\"{k}\"}} {}", l.proving as u8);
+    }
     let devices = sh.backend.devices();
     if !devices.is_empty() {
         family(&mut o, "cuzk_device_usable", "gauge", "Whether a device can still prove (0 once its context is lost).");
@@ -195,6 +239,10 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
         for d in &devices {
             let _ = writeln!(o, "cuzk_device_lanes{{device=\"{}\"}} {}", d.index, d.lanes);
+        }
+        family(&mut o, "cuzk_device_busy_seconds_total", "counter", "Time a device had at least one lane proving (its lanes overlapping count once).");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_busy_seconds_total{{device=\"{}\"}} {}", d.index, d.busy.as_secs_f64());
         }
         family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
         for d in &devices {

@@ -6,7 +6,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use super::handoff;
+use super::{handoff, lanes};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -91,7 +91,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let rx = Arc::new(rx);
     for k in 0..shared.backend.lanes() {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
-        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, &rx, ftx)))?);
+        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, ftx)))?);
     }
     drop((rx, ftx));
     let sh = shared.clone();
@@ -275,7 +275,7 @@ fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_
     Ok(asg)
 }
 
-fn prove_loop(shared: &Shared, rx: &handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
+fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
     while let Some(s) = rx.recv() {
         shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
@@ -291,7 +291,12 @@ fn prove_loop(shared: &Shared, rx: &handoff::Receiver<Synthesized>, ftx: SyncSen
             discard(shared, assignment, memory);
             continue;
         };
+        let mut busy = shared.lanes.begin(lane);
         let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
+        if res.is_err() {
+            busy.as_mut().map(lanes::Busy::failed);
+        }
+        drop(busy);
         shared.dealloc.free(work, 0);
         match res {
             Err(e) => {

@@ -12,8 +12,20 @@ use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::Assignment;
 
-#[derive(Debug, Default)]
-pub struct CpuBackend;
+/// The CPU backend. `lanes`: partitions it proves at once (the engine runs one prover thread
+/// each). One proof already uses every core, so a second lane buys no throughput; it lets a
+/// short proof (a WinningPoSt) start while a long C2 partition is being proved instead of
+/// waiting the whole proof for it, the two sharing the cores.
+#[derive(Debug)]
+pub struct CpuBackend {
+    lanes: usize,
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        CpuBackend { lanes: 1 }
+    }
+}
 
 /// bellperson's own H computation (EvaluationDomain), kept as the reference the faster
 /// [`super::ntt`] path and the GPU NTTs are checked against. First n−1 coefficients (the last
@@ -68,9 +80,18 @@ impl Backend for CpuBackend {
     fn start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar, cancelled: &dyn Fn() -> bool) -> Result<Begun> {
         self.prove_cancellable(srs, asg, r, s, cancelled).map(Begun::Done)
     }
+
+    fn lanes(&self) -> usize {
+        self.lanes
+    }
 }
 
 impl CpuBackend {
+    /// A backend proving `lanes` partitions at once (0 = automatic: 1).
+    pub fn with_lanes(lanes: usize) -> Self {
+        CpuBackend { lanes: lanes.max(1) }
+    }
+
     /// As [`Backend::prove`], giving up with `Status::Cancelled` at the next phase boundary once
     /// `cancelled()` returns true.
     pub fn prove_cancellable(

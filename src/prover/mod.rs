@@ -92,6 +92,8 @@ pub struct DeviceStatus {
     pub failures: u64,
     /// Partitions it proves at once (its lanes in use).
     pub lanes: usize,
+    /// Time at least one of its lanes was held by a proof (overlapping lanes count once).
+    pub busy: Duration,
 }
 
 /// A proof [`Backend::start`]ed: already done, or with its tail left to finish.

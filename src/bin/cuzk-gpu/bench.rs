@@ -178,7 +178,7 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
     for i in 0..cpu_runs {
         let a = synthetic::clone_assignment(&asg);
         let t = Instant::now();
-        let p = CpuBackend.prove(&srs, a, r, s).expect("cpu proof");
+        let p = CpuBackend::default().prove(&srs, a, r, s).expect("cpu proof");
         let wall = t.elapsed().as_secs_f64();
         identical &= bytes(&p.proof) == bytes(&first.proof);
         println!("cpu run {i}: {wall:.3}s  {}", phases_ms(&p.phases));

@@ -17,7 +17,7 @@ pub(crate) fn compare(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment,
     let bad: Vec<&str> = parts.iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
     let (r, s) = rs(seed);
     let t = Instant::now();
-    let cpu = CpuBackend.prove(srs, synthetic::clone_assignment(&asg), r, s);
+    let cpu = CpuBackend::default().prove(srs, synthetic::clone_assignment(&asg), r, s);
     let cpu_s = t.elapsed().as_secs_f64();
     // The parts above classified the witness inline; the whole proof takes the engine's
     // path (classified beforehand, by `prepare`).
@@ -207,7 +207,7 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let witness_s = t.elapsed().as_secs_f64();
         let public: Vec<Scalar> = deferred.input[1..].to_vec();
         let (r, s) = rs(11);
-        let cpu = CpuBackend.prove(srs, full, r, s)?;
+        let cpu = CpuBackend::default().prove(srs, full, r, s)?;
         let mut deferred = deferred;
         gpu.prepare_now(&mut deferred)?;
         let g = gpu.prove(srs, deferred, r, s)?;

@@ -368,7 +368,7 @@ impl CudaBackend {
         if !self.fallback_logged.swap(true, Ordering::Relaxed) {
             log::error!("no usable CUDA device left; proving on the CPU from now on (see the engine status)");
         }
-        let mut p = CpuBackend.prove(srs, asg, r, s)?;
+        let mut p = CpuBackend::default().prove(srs, asg, r, s)?;
         p.cpu_fallback = true;
         Ok(p)
     }
@@ -692,7 +692,7 @@ mod tests {
             );
             let p = &srs.params;
             let (r, s) = (Scalar::from(5u64), Scalar::from(11u64));
-            let want = CpuBackend.prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
+            let want = CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
 
             let w = Witness::copy_of(&asg);
             let q = classify_all(&w).unwrap();

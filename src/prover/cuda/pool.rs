@@ -147,6 +147,16 @@ struct Health {
     lost: Option<String>,
     proofs: u64,
     failures: u64,
+    /// Lanes held now, since when at least one was, and the time before that with any held.
+    held: usize,
+    held_since: Option<Instant>,
+    busy: Duration,
+}
+
+impl Health {
+    fn busy_now(&self) -> Duration {
+        self.busy + self.held_since.map_or(Duration::ZERO, |t| t.elapsed())
+    }
 }
 
 pub struct Device {
@@ -197,6 +207,30 @@ pub struct Held<'a> {
     pub lane: usize,
     ws: MutexGuard<'a, Option<ffi::Workspace>>,
     visible: usize,
+}
+
+impl<'a> Held<'a> {
+    fn new(dev: &'a Device, lane: usize, ws: MutexGuard<'a, Option<ffi::Workspace>>, visible: usize) -> Self {
+        let mut h = dev.health();
+        h.held += 1;
+        if h.held == 1 {
+            h.held_since = Some(Instant::now());
+        }
+        drop(h);
+        Held { dev, lane, ws, visible }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let mut h = self.dev.health();
+        h.held -= 1;
+        if h.held == 0 {
+            if let Some(t) = h.held_since.take() {
+                h.busy += t.elapsed();
+            }
+        }
+    }
 }
 
 impl Held<'_> {
@@ -347,7 +381,7 @@ impl Pool {
     /// proof pays for the upload (`Resident::get` logs each upload).
     pub fn preload(&self, srs: &Srs) -> Result<()> {
         for dev in self.devices.iter().filter(|d| d.usable()) {
-            let mut held = Held { dev, lane: 0, ws: dev.lane(0), visible: self.visible };
+            let mut held = Held::new(dev, 0, dev.lane(0), self.visible);
             let res = held.resident(srs, None, &mut PhaseTimings::default()).map(drop);
             if res.is_err() {
                 held.record(&res); // a failed upload counts like a failed proof: the device is checked
@@ -380,7 +414,7 @@ impl Pool {
             };
             let dev = &self.devices[i];
             if dev.usable() && lane < dev.lanes_usable() {
-                return Some(Held { dev, lane, ws, visible: self.visible });
+                return Some(Held::new(dev, lane, ws, self.visible));
             } // lost (or down to one lane) while we waited for it: choose again
         }
     }
@@ -402,6 +436,7 @@ impl Pool {
                     proofs: h.proofs,
                     failures: h.failures,
                     lanes: d.lanes_usable(),
+                    busy: h.busy_now(),
                 }
             })
             .collect()
