@@ -515,40 +515,29 @@ struct joined_thread {
     }
 };
 
-// Stage sparse: ΣH (optionally with the significant L and r·B_G1 scalars folded in), then L, A,
-// B_G1 (and B_G2): batch addition of the one-scalar bases, Pippenger over the gathered bases of
-// the others. The B_G2 Pippenger runs on a second host thread so the host-side halves of the
-// G1 and G2 MSMs overlap (distinct kernel instantiations: their device work counters differ).
-inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
-                         cuzk_cuda_prove_out& out)
+// The sparse stage's CUDA events (ws.ev from 8 on; stage H uses 0..7). The gather and MSM of
+// query f (L, A, B_G1) use SIG + 4f .. SIG + 4f + 3: gather start, gather end, MSM start, MSM end.
+namespace sparse_ev {
+enum : int { START = 0, UPLOADED = 1, BATCH_G1 = 2, BATCH_G2 = 3, SIG = 4, H_START = 16, H_END = 17,
+             B2_START = 18, B2_END = 19, END = 20 };
+}
+
+// The three queries of one sparse stage (L, A, B_G1; B reused for B_G2), where each query's
+// bitmap words and significant scalars start in the workspace's device buffers.
+struct sparse_queries {
+    const cuzk_cuda_sparse* q[3];
+    const affine_t* bases[3];
+    size_t woff[3], soff[3];
+};
+
+// Size the workspace's buffers for this stage's queries and upload their bitmaps and
+// significant (index, scalar) lists on the main stream.
+inline sparse_queries upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                                     bool g2)
 {
-    const gpu_t& gpu = ws.gpu;
-    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
-    const bool msm_h = (in.flags & CUZK_CUDA_SKIP_MSM_H) == 0;
-    const cuzk_cuda_sparse* fam[3] = {&in.l, &in.a_q, &in.b_q};
-    const affine_t* bases[3] = {srs.l.get(), srs.a.get(), srs.b_g1.get()};
-    check_sparse("l", in.l, srs.nl);
-    check_sparse("a", in.a_q, srs.na);
-    check_sparse("b_g1", in.b_q, srs.nb);
-    if (g2)
-        check_sparse("b_g2", in.b_q, srs.nb2);
-    const size_t n = ws.h_domain;
-    if (msm_h && n == 0)
-        throw invalid("the sparse stage needs the H stage's result first");
-    if (msm_h && srs.nh < n - 1)
-        throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
-    // Folding needs room for the extra scalars behind the H coefficients (the b and c
-    // evaluations are spent by now: 3n slots in all).
-    const size_t nh = msm_h ? n - 1 : 0;
-    const size_t nfold = in.l.nsig + in.b_q.nsig;
-    const bool fold = msm_h && (in.flags & CUZK_CUDA_FOLD) != 0 && nh + nfold <= 3 * n;
-
-    gpu.select();
-    stream_t& s = ws.stream;
-    timing_event* ev = ws.ev + 8;
-
+    sparse_queries qs{{&in.l, &in.a_q, &in.b_q}, {srs.l.get(), srs.a.get(), srs.b_g1.get()}, {}, {}};
     size_t words = 0, nsig = 0, max_sig = 0;
-    for (auto* q : fam) {
+    for (auto* q : qs.q) {
         words += q->ones_words;
         nsig += q->nsig;
         max_sig = std::max<size_t>(max_sig, q->nsig);
@@ -563,144 +552,218 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         ws.gathered2.reserve(in.b_q.nsig);
         ws.ret2.reserve(nret);
     }
-
-    // ev: 0 start, 1 uploaded, 2 G1 batch adds, 3 G2 batch add, 4..15 gather/MSM of L, A, B_G1
-    // (4 per query), 16..17 ΣH, 18..19 B_G2 (side stream), 20 end.
-    ev[0].record(s);
-    size_t woff[3], soff[3];
-    {
-        size_t w = 0, k = 0;
-        for (int f = 0; f < 3; f++) {
-            const cuzk_cuda_sparse& q = *fam[f];
-            woff[f] = w;
-            soff[f] = k;
-            if (q.ones_words != 0)
-                CUDA_OK(cudaMemcpyAsync(ws.bitmaps.get() + w, q.ones, q.ones_words * sizeof(uint32_t),
-                                        cudaMemcpyHostToDevice, s));
-            if (q.nsig != 0) {
-                CUDA_OK(cudaMemcpyAsync(ws.sig_idx.get() + k, q.sig_idx, q.nsig * sizeof(uint32_t),
-                                        cudaMemcpyHostToDevice, s));
-                CUDA_OK(cudaMemcpyAsync(ws.sig_scalars.get() + k, q.sig_scalars, q.nsig * sizeof(fr_t),
-                                        cudaMemcpyHostToDevice, s));
-            }
-            w += q.ones_words;
-            k += q.nsig;
+    stream_t& s = ws.stream;
+    size_t w = 0, k = 0;
+    for (int f = 0; f < 3; f++) {
+        const cuzk_cuda_sparse& q = *qs.q[f];
+        qs.woff[f] = w;
+        qs.soff[f] = k;
+        if (q.ones_words != 0)
+            CUDA_OK(cudaMemcpyAsync(ws.bitmaps.get() + w, q.ones, q.ones_words * sizeof(uint32_t),
+                                    cudaMemcpyHostToDevice, s));
+        if (q.nsig != 0) {
+            CUDA_OK(cudaMemcpyAsync(ws.sig_idx.get() + k, q.sig_idx, q.nsig * sizeof(uint32_t),
+                                    cudaMemcpyHostToDevice, s));
+            CUDA_OK(cudaMemcpyAsync(ws.sig_scalars.get() + k, q.sig_scalars, q.nsig * sizeof(fr_t),
+                                    cudaMemcpyHostToDevice, s));
         }
+        w += q.ones_words;
+        k += q.nsig;
     }
-    ev[1].record(s);
+    return qs;
+}
 
-    // B_G2's significant scalars, on the side stream and a second host thread.
+// B_G2's significant scalars on the side stream, from a second host thread (so the host-side
+// halves of the G1 and G2 Pippengers overlap; distinct kernel instantiations, so their device
+// work counters differ). Starts once the uploads are done; the caller joins `side`.
+inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const sparse_queries& qs, size_t nsig_b2,
+                           point2_t& b2_sig, std::exception_ptr& side_error, joined_thread& side)
+{
+    const uint32_t* idx = ws.sig_idx.get() + qs.soff[2];
+    const fr_t* sc = ws.sig_scalars.get() + qs.soff[2];
+    timing_event* ev = ws.ev + 8;
+    side.t = std::thread([&ws, &srs, &b2_sig, &side_error, idx, sc, nsig_b2, ev] {
+        try {
+            ws.gpu.select();
+            CUDA_OK(cudaStreamWaitEvent(ws.side, ev[sparse_ev::UPLOADED]));
+            ev[sparse_ev::B2_START].record(ws.side);
+            cuzk_gather<12><<<grid_for(ws.gpu.sm_count(), nsig_b2), 256, 0, ws.side>>>(
+                reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
+                (uint32_t)nsig_b2);
+            CUDA_OK(cudaGetLastError());
+            ws.side.sync();
+            b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), sc, nsig_b2);
+            ev[sparse_ev::B2_END].record(ws.side);
+        } catch (...) {
+            side_error = std::current_exception();
+        }
+    });
+}
+
+// ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |
+// gathered B_G1 sig bases] and [H coefficients | L sig | r·B_G1 sig] (the extra scalars overwrite
+// the spent b and c evaluations behind the H coefficients).
+inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                     const sparse_queries& qs, size_t nh, bool fold)
+{
+    const gpu_t& gpu = ws.gpu;
+    stream_t& s = ws.stream;
+    point_t hsum;
+    hsum.inf();
+    if (!fold) {
+        if (nh != 0) {
+            s.sync();
+            hsum = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), ws.abc.get(), nh);
+        }
+        return hsum;
+    }
+    const size_t nl = in.l.nsig, nb = in.b_q.nsig, nfold = nl + nb;
+    size_t cap = ws.hcat.capacity();
+    if (cap < nh + nfold)  // headroom: the significant count moves a little from proof to proof
+        ws.hcat.reserve(nh + nfold + nfold / 4);
+    if (ws.hcat.capacity() != cap || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
+        CUDA_OK(cudaMemcpyAsync(ws.hcat.get(), srs.h.get(), nh * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
+        ws.hcat_srs = srs.id;
+        ws.hcat_n = nh;
+    }
+    fr_t* sc = ws.abc.get() + nh;
+    if (nl != 0) {
+        cuzk_gather<6><<<grid_for(gpu.sm_count(), nl), 256, 0, s>>>(
+            reinterpret_cast<uint4*>(ws.hcat.get() + nh), reinterpret_cast<const uint4*>(qs.bases[0]),
+            ws.sig_idx.get() + qs.soff[0], (uint32_t)nl);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaMemcpyAsync(sc, ws.sig_scalars.get() + qs.soff[0], nl * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
+    }
+    if (nb != 0) {
+        cuzk_gather<6><<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(
+            reinterpret_cast<uint4*>(ws.hcat.get() + nh + nl), reinterpret_cast<const uint4*>(qs.bases[2]),
+            ws.sig_idx.get() + qs.soff[2], (uint32_t)nb);
+        CUDA_OK(cudaGetLastError());
+        fr_raw r;
+        memcpy(&r, in.r, sizeof(r));
+        cuzk_scale<<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(sc + nl, ws.sig_scalars.get() + qs.soff[2], r, nb);
+        CUDA_OK(cudaGetLastError());
+    }
+    s.sync();
+    return pippenger<bucket_t, point_t, affine_t>(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
+}
+
+// Pippenger over query f's gathered significant bases (events SIG + 4f ..).
+inline point_t msm_significant(cuzk_cuda_workspace& ws, const sparse_queries& qs, int f, size_t nsig)
+{
+    const gpu_t& gpu = ws.gpu;
+    stream_t& s = ws.stream;
+    timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
+    e[0].record(s);
+    if (nsig != 0) {
+        cuzk_gather<6><<<grid_for(gpu.sm_count(), nsig), 256, 0, s>>>(
+            reinterpret_cast<uint4*>(ws.gathered.get()), reinterpret_cast<const uint4*>(qs.bases[f]),
+            ws.sig_idx.get() + qs.soff[f], (uint32_t)nsig);
+        CUDA_OK(cudaGetLastError());
+    }
+    e[1].record(s);
+    s.sync();
+    e[2].record(s);
+    point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, ws.gathered.get(), ws.sig_scalars.get() + qs.soff[f], nsig);
+    e[3].record(s);
+    return r;
+}
+
+// The sparse stage's phase times from its events.
+inline void sparse_timings(cuzk_cuda_workspace& ws, bool b2_on_side, cuzk_cuda_prove_out& out)
+{
+    using namespace sparse_ev;
+    timing_event* ev = ws.ev + 8;
+    out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[START], ev[UPLOADED]);
+    out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[UPLOADED], ev[BATCH_G1]);
+    out.ms[CUZK_CUDA_PH_BATCH_ADD_G2] = elapsed_ms(ev[BATCH_G1], ev[BATCH_G2]);
+    out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[H_START], ev[H_END]);
+    float gather = 0;
+    for (int f = 0; f < 3; f++)
+        gather += elapsed_ms(ev[SIG + 4 * f], ev[SIG + 4 * f + 1]);
+    out.ms[CUZK_CUDA_PH_GATHER] = gather;
+    out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ev[SIG + 2], ev[SIG + 3]);
+    out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ev[SIG + 6], ev[SIG + 7]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ev[SIG + 10], ev[SIG + 11]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G2] = b2_on_side ? elapsed_ms(ev[B2_START], ev[B2_END]) : 0.0f;
+    out.ms[CUZK_CUDA_PH_TOTAL_SPARSE] = elapsed_ms(ev[START], ev[END]);
+}
+
+// Stage sparse: upload the queries; B_G2's significant scalars start on the side stream; the
+// one-scalar bases of L, A, B_G1 (and B_G2) summed by batch addition; ΣH (optionally with the
+// significant L and r·B_G1 scalars folded in); the other significant scalars by Pippenger;
+// the batch additions' per-warp partial sums added up on the host.
+inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
+                         cuzk_cuda_prove_out& out)
+{
+    using namespace sparse_ev;
+    const gpu_t& gpu = ws.gpu;
+    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
+    const bool want_h = (in.flags & CUZK_CUDA_SKIP_MSM_H) == 0;
+    check_sparse("l", in.l, srs.nl);
+    check_sparse("a", in.a_q, srs.na);
+    check_sparse("b_g1", in.b_q, srs.nb);
+    if (g2)
+        check_sparse("b_g2", in.b_q, srs.nb2);
+    const size_t n = ws.h_domain;
+    if (want_h && n == 0)
+        throw invalid("the sparse stage needs the H stage's result first");
+    if (want_h && srs.nh < n - 1)
+        throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
+    // Folding needs room for the extra scalars behind the H coefficients (the b and c
+    // evaluations are spent by now: 3n slots in all).
+    const size_t nh = want_h ? n - 1 : 0;
+    const size_t nfold = in.l.nsig + in.b_q.nsig;
+    const bool fold = want_h && (in.flags & CUZK_CUDA_FOLD) != 0 && nh + nfold <= 3 * n;
+
+    gpu.select();
+    stream_t& s = ws.stream;
+    timing_event* ev = ws.ev + 8;
+
+    ev[START].record(s);
+    const sparse_queries qs = upload_queries(ws, srs, in, g2);
+    ev[UPLOADED].record(s);
+
     point2_t b2_sig;
     b2_sig.inf();
     std::exception_ptr side_error;
     joined_thread side;
     const size_t nsig_b2 = g2 ? in.b_q.nsig : 0;
-    if (nsig_b2 != 0) {
-        const uint32_t* idx = ws.sig_idx.get() + soff[2];
-        const fr_t* sc = ws.sig_scalars.get() + soff[2];
-        side.t = std::thread([&ws, &srs, &b2_sig, &side_error, idx, sc, nsig_b2, ev] {
-            try {
-                ws.gpu.select();
-                CUDA_OK(cudaStreamWaitEvent(ws.side, ev[1]));
-                ev[18].record(ws.side);
-                cuzk_gather<12><<<grid_for(ws.gpu.sm_count(), nsig_b2), 256, 0, ws.side>>>(
-                    reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
-                    (uint32_t)nsig_b2);
-                CUDA_OK(cudaGetLastError());
-                ws.side.sync();
-                b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), sc, nsig_b2);
-                ev[19].record(ws.side);
-            } catch (...) {
-                side_error = std::current_exception();
-            }
-        });
-    }
+    if (nsig_b2 != 0)
+        start_b_g2_sig(ws, srs, qs, nsig_b2, b2_sig, side_error, side);
 
-    // Σ of the bases whose scalar is one: one cooperative batch addition per query; the per-warp
-    // partial sums are added up on the host at the end.
+    // Σ of the bases whose scalar is one: one cooperative batch addition per query.
+    const size_t nret = ws.nret();
     for (int f = 0; f < 3; f++)
-        if (fam[f]->npoints != 0)
-            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, bases[f],
-                                                    (uint32_t)fam[f]->npoints, ws.bitmaps.get() + woff[f]);
+        if (qs.q[f]->npoints != 0)
+            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, qs.bases[f],
+                                                    (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
     std::vector<bucket_t> partial(3 * nret);
     CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
-    ev[2].record(s);
+    ev[BATCH_G1].record(s);
     std::vector<bucket2_t> partial2(g2 ? nret : 0);
     if (g2 && in.b_q.npoints != 0) {
         batch_add<bucket2_t, affine2_h, bucket2_h>(s, gpu, ws.ret2.get(), srs.b_g2.get(), (uint32_t)in.b_q.npoints,
-                                                   ws.bitmaps.get() + woff[2]);
+                                                   ws.bitmaps.get() + qs.woff[2]);
         CUDA_OK(cudaMemcpyAsync(partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
     }
-    ev[3].record(s);
+    ev[BATCH_G2].record(s);
 
-    // ΣH, with the folded scalars behind the H coefficients and their bases behind the h bases.
-    ev[16].record(s);
-    point_t hsum;
-    hsum.inf();
-    if (fold) {
-        size_t cap = ws.hcat.capacity();
-        if (cap < nh + nfold)  // headroom: the significant count moves a little from proof to proof
-            ws.hcat.reserve(nh + nfold + nfold / 4);
-        if (ws.hcat.capacity() != cap || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
-            CUDA_OK(cudaMemcpyAsync(ws.hcat.get(), srs.h.get(), nh * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
-            ws.hcat_srs = srs.id;
-            ws.hcat_n = nh;
-        }
-        fr_t* sc = ws.abc.get() + nh;
-        const size_t nl = in.l.nsig, nb = in.b_q.nsig;
-        if (nl != 0) {
-            cuzk_gather<6><<<grid_for(gpu.sm_count(), nl), 256, 0, s>>>(
-                reinterpret_cast<uint4*>(ws.hcat.get() + nh), reinterpret_cast<const uint4*>(bases[0]),
-                ws.sig_idx.get() + soff[0], (uint32_t)nl);
-            CUDA_OK(cudaGetLastError());
-            CUDA_OK(cudaMemcpyAsync(sc, ws.sig_scalars.get() + soff[0], nl * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
-        }
-        if (nb != 0) {
-            cuzk_gather<6><<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(
-                reinterpret_cast<uint4*>(ws.hcat.get() + nh + nl), reinterpret_cast<const uint4*>(bases[2]),
-                ws.sig_idx.get() + soff[2], (uint32_t)nb);
-            CUDA_OK(cudaGetLastError());
-            fr_raw r;
-            memcpy(&r, in.r, sizeof(r));
-            cuzk_scale<<<grid_for(gpu.sm_count(), nb), 256, 0, s>>>(sc + nl, ws.sig_scalars.get() + soff[2], r, nb);
-            CUDA_OK(cudaGetLastError());
-        }
-        s.sync();
-        hsum = pippenger<bucket_t, point_t, affine_t>(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
-    } else if (msm_h) {
-        s.sync();
-        hsum = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), ws.abc.get(), nh);
-    }
-    write_point(out.h, hsum);
-    ev[17].record(s);
+    ev[H_START].record(s);
+    write_point(out.h, msm_h(ws, srs, in, qs, nh, fold));
+    ev[H_END].record(s);
 
-    // The significant scalars of L, A, B_G1 (L and B_G1 only when not folded).
+    // The significant scalars of L, A, B_G1 (L and B_G1 only when not folded into ΣH).
     cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
-    for (int f = 0; f < 3; f++) {
-        const cuzk_cuda_sparse& q = *fam[f];
-        timing_event* e = ev + 4 + 4 * f;
-        const size_t nsig_f = (fold && f != 1) ? 0 : q.nsig;
-        e[0].record(s);
-        if (nsig_f != 0) {
-            cuzk_gather<6><<<grid_for(gpu.sm_count(), nsig_f), 256, 0, s>>>(
-                reinterpret_cast<uint4*>(ws.gathered.get()), reinterpret_cast<const uint4*>(bases[f]),
-                ws.sig_idx.get() + soff[f], (uint32_t)nsig_f);
-            CUDA_OK(cudaGetLastError());
-        }
-        e[1].record(s);
-        s.sync();
-        e[2].record(s);
-        point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, ws.gathered.get(), ws.sig_scalars.get() + soff[f], nsig_f);
-        write_point(*sig_out[f], r);
-        e[3].record(s);
-    }
+    for (int f = 0; f < 3; f++)
+        write_point(*sig_out[f], msm_significant(ws, qs, f, (fold && f != 1) ? 0 : qs.q[f]->nsig));
 
     s.sync();
     cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
     for (int f = 0; f < 3; f++) {
         point_t sum;
         sum.inf();
-        if (fam[f]->npoints != 0)
+        if (qs.q[f]->npoints != 0)
             sum = sum_up(&partial[f * nret], nret);
         write_point(*ones_out[f], sum);
     }
@@ -718,23 +781,10 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
         std::rethrow_exception(side_error);
     ws.side.sync();
     write_point(out.b2_sig, b2_sig);
-    ev[20].record(s);
+    ev[END].record(s);
     s.sync();
     ws.h_domain = 0;  // the H coefficients are spent (the folded scalars overwrote their tail)
-
-    out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[0], ev[1]);
-    out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[1], ev[2]);
-    out.ms[CUZK_CUDA_PH_BATCH_ADD_G2] = elapsed_ms(ev[2], ev[3]);
-    out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[16], ev[17]);
-    float gather = 0;
-    for (int f = 0; f < 3; f++)
-        gather += elapsed_ms(ev[4 + 4 * f], ev[5 + 4 * f]);
-    out.ms[CUZK_CUDA_PH_GATHER] = gather;
-    out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ev[6], ev[7]);
-    out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ev[10], ev[11]);
-    out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ev[14], ev[15]);
-    out.ms[CUZK_CUDA_PH_MSM_B_G2] = nsig_b2 != 0 ? elapsed_ms(ev[18], ev[19]) : 0.0f;
-    out.ms[CUZK_CUDA_PH_TOTAL_SPARSE] = elapsed_ms(ev[0], ev[20]);
+    sparse_timings(ws, nsig_b2 != 0, out);
 }
 
 inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,

@@ -1,10 +1,20 @@
 //! The CUDA backend checked against the CPU part by part (tests and `cuzk-gpu selftest`), and
 //! the witness statistics `cuzk-gpu stats-2kib` prints.
 
+use blstrs::G1Affine;
 use group::{prime::PrimeCurveAffine, Group};
 use rayon::prelude::*;
 
-use super::*;
+use super::prep::SparseScalars;
+use super::stages::Abc;
+use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, Witness};
+use super::CudaBackend;
+use crate::error::Result;
+use crate::prover::assemble::check_shape;
+use crate::prover::msm::msm_sparse;
+use crate::prover::PhaseTimings;
+use crate::srs::Srs;
+use crate::synth::Assignment;
 
 impl CudaBackend {
     /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for

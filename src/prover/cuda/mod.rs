@@ -30,6 +30,9 @@ mod checks;
 mod ffi;
 mod pool;
 mod prep;
+mod stages;
+mod tail;
+mod witness;
 /// Synthetic workloads and their export for the peer benchmark (feature `tools`).
 #[cfg(any(test, feature = "tools"))]
 pub mod synthetic;
@@ -37,51 +40,25 @@ pub mod synthetic;
 mod synthetic_export;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::Proof;
-use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ec_gpu_gen::multiexp_cpu::DensityTracker;
-use ff::{Field, PrimeField};
+use blstrs::Scalar;
+use ff::PrimeField;
 
-use super::assemble::{assemble, check_shape, MsmSums};
-use super::msm::msm_sparse;
+use super::assemble::check_shape;
 use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings, ProofTail};
 use crate::error::Result;
 use crate::srs::Srs;
-use crate::synth::{Assignment, R1cs};
+use crate::synth::Assignment;
 #[cfg(feature = "tools")]
 pub use checks::witness_stats;
 pub use ffi::DeviceInfo;
 use pool::Pool;
-use prep::{classify, SparseScalars};
-
-/// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
-const GPU_MIN_POINTS: usize = 64;
-
-/// The witness the classification (and the B_G2 thread, on the CPU) reads.
-struct Witness {
-    input: Vec<Scalar>,
-    aux: Vec<Scalar>,
-    a_aux_density: DensityTracker,
-    b_input_density: DensityTracker,
-    b_aux_density: DensityTracker,
-}
-
-impl Witness {
-    #[cfg(any(test, feature = "tools"))]
-    fn copy_of(asg: &Assignment) -> Witness {
-        Witness {
-            input: asg.input.clone(),
-            aux: asg.aux.clone(),
-            a_aux_density: asg.a_aux_density.clone(),
-            b_input_density: asg.b_input_density.clone(),
-            b_aux_density: asg.b_aux_density.clone(),
-        }
-    }
-}
+use stages::Abc;
+pub use tail::Started;
+use tail::BG2;
+use witness::{b_g2_sum, classify_parts, Prepared, Witness};
 
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
 /// them; proofs on different devices run concurrently.
@@ -111,168 +88,6 @@ pub enum FaultSite {
     /// Inside a Pippenger MSM, between sppark's setup and its kernels.
     Msm,
 }
-
-/// A GPU stage's failure, and whether it was the device running out of memory.
-struct StageError {
-    error: crate::error::Error,
-    oom: bool,
-}
-
-impl StageError {
-    fn cuda(e: ffi::CudaError) -> StageError {
-        StageError { oom: e.code == ffi::E_CUDA_OOM, error: ffi::to_err("prove")(e) }
-    }
-}
-
-impl From<crate::error::Error> for StageError {
-    fn from(error: crate::error::Error) -> StageError {
-        StageError { error, oom: false }
-    }
-}
-
-/// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
-/// (0 / 1 / other per query), so that the GPU does not wait for the CPU to do it.
-struct Prepared([SparseScalars; 3]);
-
-enum BG2 {
-    Done(G2Projective),
-    Thread(JoinHandle<Result<(G2Projective, Duration)>>),
-}
-
-/// The GPU's share of one proof, before assembly: the proof's tail ([`ProofTail`]).
-pub struct Started {
-    /// h (with the significant L and r·B_G1 terms folded in), L, A, B_G1.
-    sums: [G1Projective; 4],
-    r: Scalar,
-    s: Scalar,
-    b_g2: BG2,
-    witness: Arc<Witness>,
-    phases: PhaseTimings,
-    garbage: Garbage,
-    started: Instant,
-}
-
-/// Where a proof's a, b, c come from.
-#[derive(Clone, Copy)]
-enum Abc<'a> {
-    Values(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
-    /// Evaluated on the device: the recorded circuit's matrices times [input | aux].
-    Recorded(&'a Arc<R1cs>, &'a [Scalar], &'a [Scalar]),
-}
-
-/// GPU results of one proof, parts kept apart for checking.
-struct GpuParts {
-    h: G1Projective,
-    ones: [G1Projective; 3],
-    sig: [G1Projective; 3],
-    /// (ones, rest) of B over G2, when it ran on the GPU.
-    b2: Option<(G2Projective, G2Projective)>,
-    /// H's coefficients, downloaded only when checking (read by `checks`).
-    #[cfg_attr(not(any(test, feature = "tools")), allow(dead_code))]
-    h_coeffs: Option<Vec<Scalar>>,
-}
-
-fn ms(v: f32) -> Duration {
-    Duration::from_secs_f64(v.max(0.0) as f64 / 1e3)
-}
-
-fn sparse(q: &SparseScalars, on_gpu: bool) -> ffi::Sparse {
-    ffi::Sparse {
-        ones: q.ones.as_ptr(),
-        ones_words: q.ones.len() as u64,
-        npoints: q.npoints as u64,
-        sig_idx: q.sig_idx.as_ptr(),
-        sig_scalars: q.sig.as_ptr().cast(),
-        nsig: if on_gpu { q.sig.len() as u64 } else { 0 },
-    }
-}
-
-fn empty_sparse() -> ffi::Sparse {
-    ffi::Sparse {
-        ones: std::ptr::null(),
-        ones_words: 0,
-        npoints: 0,
-        sig_idx: std::ptr::null(),
-        sig_scalars: std::ptr::null(),
-        nsig: 0,
-    }
-}
-
-/// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
-fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
-    let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
-    Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
-}
-
-fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
-    let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
-    Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
-}
-
-fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
-    let b_inputs = w.b_input_density.get_total_density();
-    let (bi, _) = msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
-    let (ba, _) = msm_sparse::<G2Affine>(bases, b_inputs, &w.aux, Some(w.b_aux_density.bv.as_bitslice()))?;
-    Ok(bi + ba)
-}
-
-/// Classify the witness for the L, A and B queries (in parallel).
-fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
-    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density)
-}
-
-fn classify_parts(
-    input: &[Scalar],
-    aux: &[Scalar],
-    a_aux: &DensityTracker,
-    b_input: &DensityTracker,
-    b_aux: &DensityTracker,
-) -> Result<[SparseScalars; 3]> {
-    let (l, (a, b)) = rayon::join(
-        || classify(&[(aux, None)]),
-        || {
-            rayon::join(
-                || classify(&[(input, None), (aux, Some(a_aux.bv.as_bitslice()))]),
-                || classify(&[(input, Some(b_input.bv.as_bitslice())), (aux, Some(b_aux.bv.as_bitslice()))]),
-            )
-        },
-    );
-    Ok([l?, a?, b?])
-}
-
-
-/// 1 / Z(g) on the coset g·⟨ω⟩ of size n, Z(x) = xⁿ − 1, g the multiplicative generator
-/// (bellperson's `divide_by_z_on_coset`).
-fn z_inv(n: usize) -> Result<[u64; 4]> {
-    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
-    let inv = Option::<Scalar>::from(z.invert()).ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
-    Ok(mont_limbs(inv))
-}
-
-/// A scalar as the GPU code reads it.
-fn mont_limbs(x: Scalar) -> [u64; 4] {
-    // SAFETY: Scalar is #[repr(transparent)] over blst_fr = four little-endian u64 limbs in
-    // Montgomery form.
-    unsafe { std::mem::transmute::<Scalar, [u64; 4]>(x) }
-}
-
-/// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
-const GPU_PHASES: [(&str, usize); 14] = [
-    ("gpu_upload", ffi::PH_UPLOAD),
-    ("gpu_spmv", ffi::PH_SPMV),
-    ("gpu_ntt", ffi::PH_NTT),
-    ("gpu_h_download", ffi::PH_H_DOWNLOAD),
-    ("gpu_msm_h", ffi::PH_MSM_H),
-    ("gpu_stage_h", ffi::PH_TOTAL_H),
-    ("gpu_upload_sparse", ffi::PH_UPLOAD_SPARSE),
-    ("gpu_batch_add", ffi::PH_BATCH_ADD),
-    ("gpu_batch_add_g2", ffi::PH_BATCH_ADD_G2),
-    ("gpu_gather", ffi::PH_GATHER),
-    ("gpu_msm_l", ffi::PH_MSM_L),
-    ("gpu_msm_a", ffi::PH_MSM_A),
-    ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
-    ("gpu_msm_b_g2", ffi::PH_MSM_B_G2),
-];
 
 impl CudaBackend {
     /// All usable CUDA devices, or an `Unsupported` error saying why there are none.
@@ -373,167 +188,6 @@ impl CudaBackend {
         Ok(p)
     }
 
-    /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), then,
-    /// holding the device's MSM `gate`, the sparse stage, on a held lane. Returns the
-    /// classification.
-    #[allow(clippy::too_many_arguments)]
-    fn stages(
-        ws: &mut ffi::Workspace,
-        gate: &Mutex<()>,
-        dsrs: &ffi::DeviceSrs,
-        inp: &mut ffi::ProveIn,
-        out: &mut ffi::ProveOut,
-        witness: &Witness,
-        ready: Option<[SparseScalars; 3]>,
-        b_g2: bool,
-        fold: bool,
-        t: &mut PhaseTimings,
-    ) -> std::result::Result<[SparseScalars; 3], StageError> {
-        let (stage_h, q, prep) = std::thread::scope(|scope| {
-            let prep = ready.is_none().then(|| {
-                scope.spawn(|| {
-                    let t = Instant::now();
-                    classify_all(witness).map(|q| (q, t.elapsed()))
-                })
-            });
-            let stage_h = ws.prove(dsrs, inp, out, ffi::STAGE_H);
-            let t_wait = Instant::now();
-            let q = match prep {
-                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
-                None => Ok((ready.expect("given"), Duration::ZERO)),
-            };
-            (stage_h, q, t_wait.elapsed())
-        });
-        stage_h.map_err(StageError::cuda)?;
-        let (q, prep_time) = q?;
-        t.push("cpu_prep", prep_time);
-        t.push("cpu_prep_wait", prep);
-        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-        inp.l = sparse(&q[0], sig_on_gpu[0]);
-        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
-        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
-        if b_g2 {
-            inp.flags |= ffi::B_G2;
-        }
-        if fold {
-            inp.flags |= ffi::FOLD;
-        }
-        let t_gate = Instant::now();
-        let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
-        t.push("gpu_msm_gate_wait", t_gate.elapsed());
-        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE).map_err(StageError::cuda)?;
-        Ok(q)
-    }
-
-    /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
-    /// runs (unless `ready` gives the classification). Small pieces go to the CPU.
-    #[allow(clippy::too_many_arguments)]
-    fn run_gpu(
-        &self,
-        srs: &Srs,
-        abc: Abc<'_>,
-        witness: &Witness,
-        ready: Option<[SparseScalars; 3]>,
-        download_h: bool,
-        b_g2: bool,
-        fold_r: Option<Scalar>,
-        t: &mut PhaseTimings,
-    ) -> Result<(GpuParts, [SparseScalars; 3])> {
-        let p = &srs.params;
-        let (m, values, recorded) = match abc {
-            Abc::Values(a, b, c) => {
-                if b.len() != a.len() || c.len() != a.len() {
-                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
-                }
-                (a.len(), Some((a, b, c)), None)
-            }
-            Abc::Recorded(r, input, aux) => (r.constraints(), None, Some((r, input, aux))),
-        };
-        if m == 0 {
-            return Err(err!(Prover, "no constraints"));
-        }
-        let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
-        let n = m.next_power_of_two();
-        let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
-        let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
-        let mut inp = ffi::ProveIn {
-            a: ptr(values.map(|v| v.0)),
-            b: ptr(values.map(|v| v.1)),
-            c: ptr(values.map(|v| v.2)),
-            constraints: m as u64,
-            lg_domain: n.trailing_zeros(),
-            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
-            z_inv: z_inv(n)?,
-            h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
-            l: empty_sparse(),
-            a_q: empty_sparse(),
-            b_q: empty_sparse(),
-            r: fold_r.map_or([0; 4], mont_limbs),
-            r1cs: std::ptr::null(), // set once the device holds it
-            input: ptr(recorded.map(|r| r.1)),
-            aux: ptr(recorded.map(|r| r.2)),
-        };
-        let mut out = ffi::new_out();
-
-        let fold = fold_r.is_some() && h_on_gpu;
-        let mut ready = ready;
-        let (q, wall) = loop {
-            let t_lock = Instant::now();
-            let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
-            t.push("gpu_lane_wait", t_lock.elapsed());
-            let gate = held.gate();
-            let res = held.resident(srs, recorded.map(|r| r.0), t).map_err(StageError::from).and_then(|on| {
-                inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
-                let wall = Instant::now();
-                let ws = held.workspace()?;
-                // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
-                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, t).map(|q| (q, wall.elapsed()))
-            });
-            // Out of device memory with two workspaces: retry with one. The check clears the
-            // failed allocation's error from this thread (else the retry's next error check
-            // would report it again) and confirms the device still works.
-            if let Err(StageError { oom: true, .. }) = &res {
-                if ffi::device_check(held.dev.index).is_ok() && held.shrink_to_one_lane() {
-                    continue;
-                }
-            }
-            let res = res.map_err(|e| e.error);
-            held.record(&res);
-            break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
-        };
-        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-
-        for (name, k) in GPU_PHASES {
-            if k != ffi::PH_SPMV || recorded.is_some() {
-                t.push(name, ms(out.ms[k]));
-            }
-        }
-        t.push("gpu_events_total", ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]));
-        t.push("gpu_wall", wall);
-
-        let t_cpu = Instant::now();
-        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
-        let mut sig = [ffi::g1(&out.l_sig), ffi::g1(&out.a_sig), ffi::g1(&out.b_sig)];
-        for f in 0..3 {
-            if !sig_on_gpu[f] {
-                sig[f] = cpu_sig_g1(bases[f], &q[f])?;
-            }
-        }
-        let b2 = if b_g2 {
-            let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
-            Some((ffi::g2(&out.b2_ones), rest))
-        } else {
-            None
-        };
-        let h = match (&h_coeffs, h_on_gpu) {
-            (Some(h), false) => msm_sparse::<G1Affine>(&p.h, 0, h, None)?.0,
-            _ => ffi::g1(&out.h),
-        };
-        t.push("cpu_small_msm", t_cpu.elapsed());
-        let ones = [ffi::g1(&out.l_ones), ffi::g1(&out.a_ones), ffi::g1(&out.b_ones)];
-        Ok((GpuParts { h, ones, sig, b2, h_coeffs: if download_h { h_coeffs } else { None } }, q))
-    }
-
     /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
     /// configured). r is needed here: the significant B_G1 terms enter the H MSM as r·b.
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
@@ -585,29 +239,6 @@ impl CudaBackend {
     }
 }
 
-impl ProofTail for Started {
-    /// B_G2 (joined from its CPU thread when it ran there), then the proof's assembly.
-    fn finish(self: Box<Self>, srs: &Srs) -> Result<PartitionProof> {
-        let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = *self;
-        let b_g2 = match b_g2 {
-            BG2::Done(v) => v,
-            BG2::Thread(h) => {
-                let t_wait = Instant::now();
-                let (v, took) = h.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
-                phases.push("b_g2_wait", t_wait.elapsed());
-                phases.push("cpu_b_g2", took);
-                v
-            }
-        };
-        let m = MsmSums { h: sums[0], l: sums[1], a: sums[2], b_g1: sums[3], b_g2 };
-        let proof: Proof<Bls12> = phases.time("assemble", || assemble(srs, &m, r, s))?;
-        phases.push("backend_wall", started.elapsed());
-        let wbytes = (32 * (witness.input.capacity() + witness.aux.capacity())) as u64;
-        garbage.push((Box::new(witness), wbytes));
-        Ok(PartitionProof { proof, phases, garbage, cpu_fallback: false })
-    }
-}
-
 impl Backend for CudaBackend {
     fn name(&self) -> &'static str {
         "cuda"
@@ -651,8 +282,14 @@ impl Backend for CudaBackend {
 
 #[cfg(test)]
 mod tests {
+    use blstrs::G1Affine;
+
     use super::checks::cpu_ones;
+    use super::stages::z_inv;
+    use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2};
     use super::*;
+    use crate::prover::assemble::{assemble, MsmSums};
+    use crate::prover::msm::msm_sparse;
     use crate::prover::CpuBackend;
     use crate::registry::RegisteredSealProof;
     use crate::synth::SizeHint;

@@ -1,0 +1,257 @@
+//! One proof's two GPU stages on a held lane: stage H (upload, a·b·c, NTTs, ΣH), then under
+//! the device's MSM gate the sparse stage (ones by batch addition, the rest by Pippenger), with
+//! out-of-memory on a second workspace retried on one, and the small pieces left to the CPU.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+
+use super::ffi;
+use super::prep::SparseScalars;
+use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
+use super::CudaBackend;
+use crate::error::Result;
+use crate::prover::msm::msm_sparse;
+use crate::prover::PhaseTimings;
+use crate::srs::Srs;
+use crate::synth::R1cs;
+
+/// A GPU stage's failure, and whether it was the device running out of memory.
+pub(super) struct StageError {
+    pub(super) error: crate::error::Error,
+    pub(super) oom: bool,
+}
+
+impl StageError {
+    pub(super) fn cuda(e: ffi::CudaError) -> StageError {
+        StageError { oom: e.code == ffi::E_CUDA_OOM, error: ffi::to_err("prove")(e) }
+    }
+}
+
+impl From<crate::error::Error> for StageError {
+    fn from(error: crate::error::Error) -> StageError {
+        StageError { error, oom: false }
+    }
+}
+
+/// Where a proof's a, b, c come from.
+#[derive(Clone, Copy)]
+pub(super) enum Abc<'a> {
+    Values(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
+    /// Evaluated on the device: the recorded circuit's matrices times [input | aux].
+    Recorded(&'a Arc<R1cs>, &'a [Scalar], &'a [Scalar]),
+}
+
+/// GPU results of one proof, parts kept apart for checking.
+pub(super) struct GpuParts {
+    pub(super) h: G1Projective,
+    pub(super) ones: [G1Projective; 3],
+    pub(super) sig: [G1Projective; 3],
+    /// (ones, rest) of B over G2, when it ran on the GPU.
+    pub(super) b2: Option<(G2Projective, G2Projective)>,
+    /// H's coefficients, downloaded only when checking (read by `checks`).
+    #[cfg_attr(not(any(test, feature = "tools")), allow(dead_code))]
+    pub(super) h_coeffs: Option<Vec<Scalar>>,
+}
+
+pub(super) fn ms(v: f32) -> Duration {
+    Duration::from_secs_f64(v.max(0.0) as f64 / 1e3)
+}
+
+/// 1 / Z(g) on the coset g·⟨ω⟩ of size n, Z(x) = xⁿ − 1, g the multiplicative generator
+/// (bellperson's `divide_by_z_on_coset`).
+pub(super) fn z_inv(n: usize) -> Result<[u64; 4]> {
+    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+    let inv = Option::<Scalar>::from(z.invert()).ok_or_else(|| err!(Prover, "Z(g) is zero for domain {n}"))?;
+    Ok(mont_limbs(inv))
+}
+
+/// A scalar as the GPU code reads it.
+pub(super) fn mont_limbs(x: Scalar) -> [u64; 4] {
+    // SAFETY: Scalar is #[repr(transparent)] over blst_fr = four little-endian u64 limbs in
+    // Montgomery form.
+    unsafe { std::mem::transmute::<Scalar, [u64; 4]>(x) }
+}
+
+/// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
+pub(super) const GPU_PHASES: [(&str, usize); 14] = [
+    ("gpu_upload", ffi::PH_UPLOAD),
+    ("gpu_spmv", ffi::PH_SPMV),
+    ("gpu_ntt", ffi::PH_NTT),
+    ("gpu_h_download", ffi::PH_H_DOWNLOAD),
+    ("gpu_msm_h", ffi::PH_MSM_H),
+    ("gpu_stage_h", ffi::PH_TOTAL_H),
+    ("gpu_upload_sparse", ffi::PH_UPLOAD_SPARSE),
+    ("gpu_batch_add", ffi::PH_BATCH_ADD),
+    ("gpu_batch_add_g2", ffi::PH_BATCH_ADD_G2),
+    ("gpu_gather", ffi::PH_GATHER),
+    ("gpu_msm_l", ffi::PH_MSM_L),
+    ("gpu_msm_a", ffi::PH_MSM_A),
+    ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
+    ("gpu_msm_b_g2", ffi::PH_MSM_B_G2),
+];
+
+impl CudaBackend {
+    /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), then,
+    /// holding the device's MSM `gate`, the sparse stage, on a held lane. Returns the
+    /// classification.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn stages(
+        ws: &mut ffi::Workspace,
+        gate: &Mutex<()>,
+        dsrs: &ffi::DeviceSrs,
+        inp: &mut ffi::ProveIn,
+        out: &mut ffi::ProveOut,
+        witness: &Witness,
+        ready: Option<[SparseScalars; 3]>,
+        b_g2: bool,
+        fold: bool,
+        t: &mut PhaseTimings,
+    ) -> std::result::Result<[SparseScalars; 3], StageError> {
+        let (stage_h, q, prep) = std::thread::scope(|scope| {
+            let prep = ready.is_none().then(|| {
+                scope.spawn(|| {
+                    let t = Instant::now();
+                    classify_all(witness).map(|q| (q, t.elapsed()))
+                })
+            });
+            let stage_h = ws.prove(dsrs, inp, out, ffi::STAGE_H);
+            let t_wait = Instant::now();
+            let q = match prep {
+                Some(h) => h.join().map_err(|_| err!(Internal, "witness classification panicked")).and_then(|r| r),
+                None => Ok((ready.expect("given"), Duration::ZERO)),
+            };
+            (stage_h, q, t_wait.elapsed())
+        });
+        stage_h.map_err(StageError::cuda)?;
+        let (q, prep_time) = q?;
+        t.push("cpu_prep", prep_time);
+        t.push("cpu_prep_wait", prep);
+        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+        inp.l = sparse(&q[0], sig_on_gpu[0]);
+        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
+        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
+        if b_g2 {
+            inp.flags |= ffi::B_G2;
+        }
+        if fold {
+            inp.flags |= ffi::FOLD;
+        }
+        let t_gate = Instant::now();
+        let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
+        t.push("gpu_msm_gate_wait", t_gate.elapsed());
+        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE).map_err(StageError::cuda)?;
+        Ok(q)
+    }
+
+    /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
+    /// runs (unless `ready` gives the classification). Small pieces go to the CPU.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_gpu(
+        &self,
+        srs: &Srs,
+        abc: Abc<'_>,
+        witness: &Witness,
+        ready: Option<[SparseScalars; 3]>,
+        download_h: bool,
+        b_g2: bool,
+        fold_r: Option<Scalar>,
+        t: &mut PhaseTimings,
+    ) -> Result<(GpuParts, [SparseScalars; 3])> {
+        let p = &srs.params;
+        let (m, values, recorded) = match abc {
+            Abc::Values(a, b, c) => {
+                if b.len() != a.len() || c.len() != a.len() {
+                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
+                }
+                (a.len(), Some((a, b, c)), None)
+            }
+            Abc::Recorded(r, input, aux) => (r.constraints(), None, Some((r, input, aux))),
+        };
+        if m == 0 {
+            return Err(err!(Prover, "no constraints"));
+        }
+        let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
+        let n = m.next_power_of_two();
+        let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
+        let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
+        let mut inp = ffi::ProveIn {
+            a: ptr(values.map(|v| v.0)),
+            b: ptr(values.map(|v| v.1)),
+            c: ptr(values.map(|v| v.2)),
+            constraints: m as u64,
+            lg_domain: n.trailing_zeros(),
+            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H },
+            z_inv: z_inv(n)?,
+            h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
+            l: empty_sparse(),
+            a_q: empty_sparse(),
+            b_q: empty_sparse(),
+            r: fold_r.map_or([0; 4], mont_limbs),
+            r1cs: std::ptr::null(), // set once the device holds it
+            input: ptr(recorded.map(|r| r.1)),
+            aux: ptr(recorded.map(|r| r.2)),
+        };
+        let mut out = ffi::new_out();
+
+        let fold = fold_r.is_some() && h_on_gpu;
+        let mut ready = ready;
+        let (q, wall) = loop {
+            let t_lock = Instant::now();
+            let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
+            t.push("gpu_lane_wait", t_lock.elapsed());
+            let gate = held.gate();
+            let res = held.resident(srs, recorded.map(|r| r.0), t).map_err(StageError::from).and_then(|on| {
+                inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
+                let wall = Instant::now();
+                let ws = held.workspace()?;
+                // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
+                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, t).map(|q| (q, wall.elapsed()))
+            });
+            // Out of device memory with two workspaces: retry with one. The check clears the
+            // failed allocation's error from this thread (else the retry's next error check
+            // would report it again) and confirms the device still works.
+            if let Err(StageError { oom: true, .. }) = &res {
+                if ffi::device_check(held.dev.index).is_ok() && held.shrink_to_one_lane() {
+                    continue;
+                }
+            }
+            let res = res.map_err(|e| e.error);
+            held.record(&res);
+            break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
+        };
+        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+
+        for (name, k) in GPU_PHASES {
+            if k != ffi::PH_SPMV || recorded.is_some() {
+                t.push(name, ms(out.ms[k]));
+            }
+        }
+        t.push("gpu_events_total", ms(out.ms[ffi::PH_TOTAL_H] + out.ms[ffi::PH_TOTAL_SPARSE]));
+        t.push("gpu_wall", wall);
+
+        let t_cpu = Instant::now();
+        let bases: [&[G1Affine]; 3] = [&p.l, &p.a, &p.b_g1];
+        let mut sig = [ffi::g1(&out.l_sig), ffi::g1(&out.a_sig), ffi::g1(&out.b_sig)];
+        for f in 0..3 {
+            if !sig_on_gpu[f] {
+                sig[f] = cpu_sig_g1(bases[f], &q[f])?;
+            }
+        }
+        let b2 = if b_g2 {
+            let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
+            Some((ffi::g2(&out.b2_ones), rest))
+        } else {
+            None
+        };
+        let h = match (&h_coeffs, h_on_gpu) {
+            (Some(h), false) => msm_sparse::<G1Affine>(&p.h, 0, h, None)?.0,
+            _ => ffi::g1(&out.h),
+        };
+        t.push("cpu_small_msm", t_cpu.elapsed());
+        let ones = [ffi::g1(&out.l_ones), ffi::g1(&out.a_ones), ffi::g1(&out.b_ones)];
+        Ok((GpuParts { h, ones, sig, b2, h_coeffs: if download_h { h_coeffs } else { None } }, q))
+    }
+}

@@ -1,0 +1,108 @@
+//! The witness as the GPU stages read it: its scalars classified per query (0 / 1 / other),
+//! the sparse descriptors handed to cuda/, and the CPU's share of the small MSMs (pieces under
+//! [`GPU_MIN_POINTS`], and B_G2 when it runs on CPU threads).
+
+use std::sync::Arc;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ec_gpu_gen::multiexp_cpu::DensityTracker;
+
+use super::ffi;
+use super::prep::{classify, SparseScalars};
+use crate::error::Result;
+#[cfg(any(test, feature = "tools"))]
+use crate::synth::Assignment;
+use crate::prover::msm::msm_sparse;
+
+/// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
+pub(super) const GPU_MIN_POINTS: usize = 64;
+
+/// The witness the classification (and the B_G2 thread, on the CPU) reads.
+pub(super) struct Witness {
+    pub(super) input: Vec<Scalar>,
+    pub(super) aux: Vec<Scalar>,
+    pub(super) a_aux_density: DensityTracker,
+    pub(super) b_input_density: DensityTracker,
+    pub(super) b_aux_density: DensityTracker,
+}
+
+impl Witness {
+    #[cfg(any(test, feature = "tools"))]
+    pub(super) fn copy_of(asg: &Assignment) -> Witness {
+        Witness {
+            input: asg.input.clone(),
+            aux: asg.aux.clone(),
+            a_aux_density: asg.a_aux_density.clone(),
+            b_input_density: asg.b_input_density.clone(),
+            b_aux_density: asg.b_aux_density.clone(),
+        }
+    }
+}
+
+/// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
+/// (0 / 1 / other per query), so that the GPU does not wait for the CPU to do it.
+pub(super) struct Prepared(pub(super) [SparseScalars; 3]);
+
+pub(super) fn sparse(q: &SparseScalars, on_gpu: bool) -> ffi::Sparse {
+    ffi::Sparse {
+        ones: q.ones.as_ptr(),
+        ones_words: q.ones.len() as u64,
+        npoints: q.npoints as u64,
+        sig_idx: q.sig_idx.as_ptr(),
+        sig_scalars: q.sig.as_ptr().cast(),
+        nsig: if on_gpu { q.sig.len() as u64 } else { 0 },
+    }
+}
+
+pub(super) fn empty_sparse() -> ffi::Sparse {
+    ffi::Sparse {
+        ones: std::ptr::null(),
+        ones_words: 0,
+        npoints: 0,
+        sig_idx: std::ptr::null(),
+        sig_scalars: std::ptr::null(),
+        nsig: 0,
+    }
+}
+
+/// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
+pub(super) fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
+    let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
+}
+
+pub(super) fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
+    let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
+    Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
+}
+
+pub(super) fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
+    let b_inputs = w.b_input_density.get_total_density();
+    let (bi, _) = msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
+    let (ba, _) = msm_sparse::<G2Affine>(bases, b_inputs, &w.aux, Some(w.b_aux_density.bv.as_bitslice()))?;
+    Ok(bi + ba)
+}
+
+/// Classify the witness for the L, A and B queries (in parallel).
+pub(super) fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
+    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density)
+}
+
+pub(super) fn classify_parts(
+    input: &[Scalar],
+    aux: &[Scalar],
+    a_aux: &DensityTracker,
+    b_input: &DensityTracker,
+    b_aux: &DensityTracker,
+) -> Result<[SparseScalars; 3]> {
+    let (l, (a, b)) = rayon::join(
+        || classify(&[(aux, None)]),
+        || {
+            rayon::join(
+                || classify(&[(input, None), (aux, Some(a_aux.bv.as_bitslice()))]),
+                || classify(&[(input, Some(b_input.bv.as_bitslice())), (aux, Some(b_aux.bv.as_bitslice()))]),
+            )
+        },
+    );
+    Ok([l?, a?, b?])
+}
