@@ -52,6 +52,6 @@ if [ -d "$fix/kinds" ]; then cp -r "$fix/kinds" .gpu-carry/fixtures/; fi
 .gpu-carry/cuzk-gpu probe
 # The carry limit is 64 MiB: CUZK_GPU_GZIP=1 gzips the binaries (gpu-run.sh unpacks them).
 if [ "${CUZK_GPU_GZIP:-0}" = 1 ]; then
-  for b in .gpu-carry/*; do [ -f "$b" ] && [ -x "$b" ] && gzip -9f "$b"; done
+  for b in .gpu-carry/*; do case $b in *.gz) continue ;; esac; [ -f "$b" ] && [ -x "$b" ] && gzip -9f "$b"; done
 fi
 du -sh .gpu-carry

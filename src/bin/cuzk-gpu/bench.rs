@@ -114,11 +114,15 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
         }
         let stream = t.elapsed().as_secs_f64();
         println!("stream: {jobs} jobs in {stream:.2}s = {:.3}s per proof", stream / jobs as f64);
+        // Each device's and each prover lane's own account of the run (busy time, partitions).
+        let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
+        println!("devices {}\nprover lanes {}", status["devices"], status["prover_lanes"]);
         Ok(serde_json::json!({
             "bench": "e2e-2kib-cuda", "runs": runs, "wall_s": wall, "synthesis_s": synth, "prove_s": prove,
             "median_wall_s": median(&wall), "median_prove_s": median(&prove),
             "stream_jobs": jobs, "stream_s": stream, "stream_per_proof_s": stream / jobs as f64,
             "synthesis_workers": engine.config().synthesis_threads(), "gpu_lanes": lanes,
+            "devices": status["devices"], "prover_lanes": status["prover_lanes"],
         }))
     })();
     match res {
