@@ -14,6 +14,7 @@ pub mod registry;
 pub mod engine;
 pub mod kinds;
 pub mod ffi;
+mod busy;
 mod files;
 mod logging;
 /// Test and benchmark fixtures (feature `tools`; not in the shipped library).

@@ -99,7 +99,8 @@ pub struct HostMemory {
     available_at_start: Option<u64>,
     total_at_start: Option<u64>,
     cgroups: Vec<Cgroup>,
-    cached: Mutex<Option<(Instant, Option<u64>)>>,
+    /// The last measurement: when, the room, and what bounds it.
+    cached: Mutex<Option<(Instant, Option<u64>, &'static str)>>,
 }
 
 impl HostMemory {
@@ -117,18 +118,27 @@ impl HostMemory {
     /// Bytes this process may still fill, as measured at start and corrected since for a
     /// growing `MemTotal` and changed cgroup limits (None: nothing could be read).
     pub fn room(&self) -> Option<u64> {
-        let mut c = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((at, room)) = *c {
-            if at.elapsed() < REFRESH {
-                return room;
-            }
-        }
-        let room = self.measure();
-        *c = Some((Instant::now(), room));
-        room
+        self.measured().0
     }
 
-    fn measure(&self) -> Option<u64> {
+    /// What bounds the room: "cgroup", "meminfo" or "unknown".
+    pub fn source(&self) -> &'static str {
+        self.measured().1
+    }
+
+    fn measured(&self) -> (Option<u64>, &'static str) {
+        let mut c = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, room, source)) = *c {
+            if at.elapsed() < REFRESH {
+                return (room, source);
+            }
+        }
+        let (room, source) = self.measure();
+        *c = Some((Instant::now(), room, source));
+        (room, source)
+    }
+
+    fn measure(&self) -> (Option<u64>, &'static str) {
         let grown = match (self.total_at_start, self.probe.meminfo("MemTotal")) {
             (Some(t0), Some(t)) => t.saturating_sub(t0),
             _ => 0,
@@ -140,24 +150,10 @@ impl HostMemory {
             .filter_map(|g| read_u64(&g.limit_file).filter(|&l| l < UNLIMITED).map(|l| l.saturating_sub(g.usage_at_start)))
             .min();
         match (meminfo, cgroup) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// What bounds the room: "cgroup", "meminfo" or "unknown".
-    pub fn source(&self) -> &'static str {
-        let Some(room) = self.room() else { return "unknown" };
-        let grown = self.available_at_start.map(|a| {
-            let t = self.probe.meminfo("MemTotal").unwrap_or(0);
-            a.saturating_add(t.saturating_sub(self.total_at_start.unwrap_or(t)))
-        });
-        if grown.is_some_and(|g| g <= room) {
-            "meminfo"
-        } else if self.cgroups.is_empty() {
-            "unknown"
-        } else {
-            "cgroup"
+            (Some(a), Some(b)) if b < a => (Some(b), "cgroup"),
+            (Some(a), _) => (Some(a), "meminfo"),
+            (None, Some(b)) => (Some(b), "cgroup"),
+            (None, None) => (None, "unknown"),
         }
     }
 

@@ -3,17 +3,16 @@
 //! CUDA the tail runs on the finisher), partitions started and failed, and whether it is busy
 //! now. Read by status and metrics; written once per partition by the lane's own thread.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::busy::BusyClock;
 
 #[derive(Default)]
 struct Lane {
-    busy_nanos: AtomicU64,
-    /// When the partition it is proving now started (None: idle).
-    since: Mutex<Option<Instant>>,
-    partitions: AtomicU64,
-    failures: AtomicU64,
+    clock: BusyClock,
+    partitions: u64,
+    failures: u64,
 }
 
 /// One lane's numbers at one moment.
@@ -26,38 +25,40 @@ pub struct LaneSnapshot {
     pub proving: bool,
 }
 
-pub(crate) struct Lanes(Vec<Lane>);
+pub(crate) struct Lanes(Vec<Mutex<Lane>>);
 
-/// Lane `k` busy with one partition until dropped; [`Busy::failed`] counts it as failed.
+/// A lane busy with one partition until dropped; [`Busy::failed`] counts it as failed.
 pub(crate) struct Busy<'a> {
-    lane: &'a Lane,
+    lane: &'a Mutex<Lane>,
     failed: bool,
+}
+
+fn lock(l: &Mutex<Lane>) -> MutexGuard<'_, Lane> {
+    l.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Lanes {
     pub fn new(n: usize) -> Self {
-        Lanes((0..n).map(|_| Lane::default()).collect())
+        Lanes((0..n).map(|_| Mutex::default()).collect())
     }
 
-    /// Lane `k` starts a partition (a lane past the count is not tracked: None).
-    pub fn begin(&self, k: usize) -> Option<Busy<'_>> {
-        let lane = self.0.get(k)?;
-        *lane.since.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-        Some(Busy { lane, failed: false })
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Lane `k` (below [`Lanes::len`]) starts a partition.
+    pub fn begin(&self, k: usize) -> Busy<'_> {
+        let lane = &self.0[k];
+        lock(lane).clock.enter();
+        Busy { lane, failed: false }
     }
 
     pub fn snapshot(&self) -> Vec<LaneSnapshot> {
         self.0
             .iter()
             .map(|l| {
-                let since = *l.since.lock().unwrap_or_else(|e| e.into_inner());
-                let done = Duration::from_nanos(l.busy_nanos.load(Ordering::Relaxed));
-                LaneSnapshot {
-                    busy: done + since.map_or(Duration::ZERO, |t| t.elapsed()),
-                    partitions: l.partitions.load(Ordering::Relaxed),
-                    failures: l.failures.load(Ordering::Relaxed),
-                    proving: since.is_some(),
-                }
+                let l = lock(l);
+                LaneSnapshot { busy: l.clock.busy(), partitions: l.partitions, failures: l.failures, proving: l.clock.held() }
             })
             .collect()
     }
@@ -71,15 +72,10 @@ impl Busy<'_> {
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        let l = self.lane;
-        let mut since = l.since.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = since.take() {
-            l.busy_nanos.fetch_add(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
-        }
-        l.partitions.fetch_add(1, Ordering::Relaxed);
-        if self.failed {
-            l.failures.fetch_add(1, Ordering::Relaxed);
-        }
+        let mut l = lock(self.lane);
+        l.clock.leave();
+        l.partitions += 1;
+        l.failures += self.failed as u64;
     }
 }
 
@@ -91,14 +87,13 @@ mod tests {
     fn counts_busy_time_partitions_and_failures_per_lane() {
         let lanes = Lanes::new(2);
         {
-            let _b = lanes.begin(1).unwrap();
+            let _b = lanes.begin(1);
             std::thread::sleep(Duration::from_millis(30));
             let s = lanes.snapshot();
             assert!(s[1].proving && !s[0].proving);
             assert!(s[1].busy >= Duration::from_millis(30), "{:?}", s[1]);
         }
-        lanes.begin(1).unwrap().failed();
-        assert!(lanes.begin(2).is_none());
+        lanes.begin(1).failed();
         let s = lanes.snapshot();
         assert_eq!((s[0].partitions, s[1].partitions, s[1].failures), (0, 2, 1));
         assert!(!s[1].proving && s[1].busy >= Duration::from_millis(30) && s[0].busy.is_zero());

@@ -6,7 +6,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use super::{handoff, lanes};
+use super::handoff;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -89,7 +89,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     // One prover thread per backend lane (a CUDA device proves one partition's stage H under
     // another's MSMs); they share the hand-off, highest priority first.
     let rx = Arc::new(rx);
-    for k in 0..shared.backend.lanes() {
+    for k in 0..shared.lanes.len() {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
         threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, ftx)))?);
     }
@@ -294,7 +294,7 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
         let mut busy = shared.lanes.begin(lane);
         let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
         if res.is_err() {
-            busy.as_mut().map(lanes::Busy::failed);
+            busy.failed();
         }
         drop(busy);
         shared.dealloc.free(work, 0);

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G2Affine};
 
 use super::ffi::{self, DeviceInfo};
+use crate::busy::BusyClock;
 use crate::error::Result;
 use crate::prover::{DeviceStatus, PhaseTimings};
 use crate::srs::Srs;
@@ -147,16 +148,8 @@ struct Health {
     lost: Option<String>,
     proofs: u64,
     failures: u64,
-    /// Lanes held now, since when at least one was, and the time before that with any held.
-    held: usize,
-    held_since: Option<Instant>,
-    busy: Duration,
-}
-
-impl Health {
-    fn busy_now(&self) -> Duration {
-        self.busy + self.held_since.map_or(Duration::ZERO, |t| t.elapsed())
-    }
+    /// Time with at least one lane held.
+    busy: BusyClock,
 }
 
 pub struct Device {
@@ -211,25 +204,14 @@ pub struct Held<'a> {
 
 impl<'a> Held<'a> {
     fn new(dev: &'a Device, lane: usize, ws: MutexGuard<'a, Option<ffi::Workspace>>, visible: usize) -> Self {
-        let mut h = dev.health();
-        h.held += 1;
-        if h.held == 1 {
-            h.held_since = Some(Instant::now());
-        }
-        drop(h);
+        dev.health().busy.enter();
         Held { dev, lane, ws, visible }
     }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        let mut h = self.dev.health();
-        h.held -= 1;
-        if h.held == 0 {
-            if let Some(t) = h.held_since.take() {
-                h.busy += t.elapsed();
-            }
-        }
+        self.dev.health().busy.leave();
     }
 }
 
@@ -436,7 +418,7 @@ impl Pool {
                     proofs: h.proofs,
                     failures: h.failures,
                     lanes: d.lanes_usable(),
-                    busy: h.busy_now(),
+                    busy: h.busy.busy(),
                 }
             })
             .collect()
