@@ -7,7 +7,8 @@ mod cpu;
 /// cbindgen:ignore
 #[cfg(feature = "cuda")]
 mod cuda;
-mod msm;
+pub mod ifma;
+pub mod msm;
 mod ntt;
 
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! CPU multi-scalar multiplication tuned for PoRep witnesses, where most scalars are 0 or 1:
 //! zeros are skipped, ones are summed with plain mixed additions, and only the remaining
-//! "significant" scalars go through Pippenger (blst's multi-threaded implementation, ~2x
-//! faster than the generic one bellperson uses).
+//! "significant" scalars go through Pippenger: for G1, the AVX-512 IFMA one of
+//! [`super::ifma`] where the CPU has it and the MSM is big (ΣH), else blst's multi-threaded
+//! implementation (~2x faster than the generic one bellperson uses).
 
 use bitvec::prelude::{BitSlice, Lsb0};
 use blst::MultiPoint;
@@ -20,11 +21,21 @@ pub trait BlstPoint: PrimeCurveAffine<Scalar = Scalar> + Send + Sync {
 
 impl BlstPoint for G1Affine {
     fn pippenger(points: &[Self], scalars: &[u8]) -> G1Projective {
-        // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine, G1Projective over blst_p1.
-        let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
-        let out: blst::blst_p1 = raw.mult(scalars, 255);
-        unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) }
+        if points.len() >= super::ifma::MIN_POINTS {
+            if let Some(sum) = super::ifma::msm_g1(points, scalars, None) {
+                return sum;
+            }
+        }
+        blst_g1(points, scalars)
     }
+}
+
+/// blst's Pippenger over G1 (scalars 32-byte little-endian).
+pub fn blst_g1(points: &[G1Affine], scalars: &[u8]) -> G1Projective {
+    // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine, G1Projective over blst_p1.
+    let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) };
+    let out: blst::blst_p1 = raw.mult(scalars, 255);
+    unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) }
 }
 
 impl BlstPoint for G2Affine {

@@ -16,6 +16,8 @@
 //!                              SnapDeals at 2 KiB: cuzk (backend auto) vs filecoin-proofs'
 //!                              *_with_vanilla (interleaved), and WinningPoSt latency alone vs
 //!                              while M (default 4) C2 jobs fill the engine.
+//!   cuzk-bench msm [--runs N] [--windows 14,16]  the CPU's ΣH over the real 2 KiB h points:
+//!                              AVX-512 IFMA Pippenger vs blst's (interleaved, equal results).
 //!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
 //!                              K-constraint circuit (default 1024) through one engine, every
 //!                              tenth cancelled: RSS, threads, open files and the memory budget
@@ -34,6 +36,7 @@ use cuzk::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 
 mod kinds;
+mod msm;
 mod sample;
 mod shaped;
 mod soak;
@@ -255,9 +258,14 @@ fn main() {
             shaped::run(cuzk::registry::parse(proof).expect("--proof"), runs, modes)
         }
         Some("kinds") => kinds::run(runs, arg(&args, "--c2-jobs").unwrap_or(4), !args.iter().any(|a| a == "--no-upstream")),
+        Some("msm") => {
+            let w = args.iter().position(|a| a == "--windows").and_then(|i| args.get(i + 1));
+            let w: Vec<usize> = w.map(|s| s.split(',').map(|x| x.parse().expect("--windows")).collect()).unwrap_or_default();
+            msm::run(runs, &w)
+        }
         Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
         _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | kinds [--runs N] [--c2-jobs M] [--no-upstream] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
+            eprintln!("usage: cuzk-bench p1 [--runs N] | msm [--runs N] [--windows W,..] | kinds [--runs N] [--c2-jobs M] [--no-upstream] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
             std::process::exit(2);
         }
     }

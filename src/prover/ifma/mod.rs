@@ -1,0 +1,148 @@
+//! The CPU's big G1 MSM (ΣH) on AVX-512 IFMA: eight points per instruction stream instead of
+//! blst's one, where the CPU has the 52-bit multiply-add (Zen 4/5, Ice Lake and later).
+//! Elsewhere, and for small MSMs, blst's Pippenger runs as before; both give the same point.
+
+#[cfg(target_arch = "x86_64")]
+mod fp;
+#[cfg(target_arch = "x86_64")]
+mod pippenger;
+#[cfg(target_arch = "x86_64")]
+mod point;
+
+use blstrs::{G1Affine, G1Projective};
+
+/// Below this many points blst's Pippenger is as fast (the table conversion and per-window
+/// sorting do not pay off).
+pub const MIN_POINTS: usize = 1 << 12;
+
+/// Window width for n points: ⌈log2 n⌉ − 6, within 8..=16 (2^15 buckets of 256 bytes per
+/// window in flight). Measured on Zen 5 at 2^20 and 2^22: BENCHMARKS.md.
+pub fn window_bits(n: usize) -> usize {
+    let lg = usize::BITS as usize - n.saturating_sub(1).leading_zeros() as usize;
+    lg.saturating_sub(6).clamp(8, 16)
+}
+
+/// True when this CPU runs the IFMA code (checked once).
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AVAILABLE.get_or_init(fp::available)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Σ scalars[i]·bases[i] (scalars 32-byte little-endian canonical field elements) on the IFMA
+/// code with window width `c` (None: by size); None when this CPU lacks it.
+pub fn msm_g1(bases: &[G1Affine], scalars: &[u8], c: Option<usize>) -> Option<G1Projective> {
+    if !available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine, G1Projective over blst_p1.
+        let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
+        let c = c.unwrap_or_else(|| window_bits(bases.len()));
+        let out = pippenger::msm(raw, scalars, c);
+        Some(unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blstrs::Scalar;
+    use ff::Field;
+    use group::{prime::PrimeCurveAffine, Curve, Group};
+    use rand::{Rng, SeedableRng};
+
+    fn points(n: usize, rng: &mut impl rand::RngCore) -> Vec<G1Affine> {
+        // Random points cheaply: P, P + Q, P + 2Q, …
+        let (mut p, q) = (G1Projective::random(&mut *rng), G1Projective::random(&mut *rng));
+        let proj: Vec<G1Projective> = (0..n)
+            .map(|_| {
+                p += q;
+                p
+            })
+            .collect();
+        let mut out = vec![G1Affine::identity(); n];
+        G1Projective::batch_normalize(&proj, &mut out);
+        out
+    }
+
+    fn bytes(scalars: &[Scalar]) -> Vec<u8> {
+        scalars.iter().flat_map(|s| s.to_bytes_le()).collect()
+    }
+
+    fn check(bases: &[G1Affine], scalars: &[u8], what: &str) {
+        let want = crate::prover::msm::blst_g1(bases, scalars).to_affine();
+        for c in [8, 11, 13, 16] {
+            let got = msm_g1(bases, scalars, Some(c)).expect("available").to_affine();
+            assert_eq!(got, want, "{what}, window {c}");
+        }
+    }
+
+    #[test]
+    fn equals_blst_on_random_and_adversarial_inputs() {
+        if !available() {
+            eprintln!("skipped: this CPU has no AVX-512 IFMA (the code path is not used here)");
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let pts = points(6000, &mut rng);
+
+        // Random full-width scalars, several sizes.
+        for n in [1usize, 7, 100, 6000] {
+            let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+            check(&pts[..n], &bytes(&s), &format!("random n={n}"));
+        }
+        // Small and structured scalars: 0, 1, −1, powers of two, digits at the sign boundary.
+        let mut s: Vec<Scalar> = (0..6000u64)
+            .map(|i| match i % 7 {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                2 => -Scalar::ONE,
+                3 => Scalar::from(1u64 << (i % 64)),
+                4 => Scalar::from(0x7f7f_7f80_8080_8000u64 ^ i),
+                5 => Scalar::from(rng.gen::<u64>()),
+                _ => Scalar::random(&mut rng),
+            })
+            .collect();
+        check(&pts, &bytes(&s), "structured");
+
+        // Equal and opposite bases under equal scalars: buckets that must double or cancel,
+        // and a base at infinity.
+        let mut bases = pts.clone();
+        let same = Scalar::random(&mut rng);
+        for i in 0..64 {
+            bases[2 * i + 1] = if i % 2 == 0 { bases[2 * i] } else { (-G1Projective::from(bases[2 * i])).to_affine() };
+            s[2 * i] = same;
+            s[2 * i + 1] = same;
+        }
+        bases[200] = G1Affine::identity();
+        check(&bases, &bytes(&s), "equal and opposite bases");
+
+        // Every base equal: every bucket doubles; pairs that cancel to infinity.
+        let p = vec![pts[0]; 5000];
+        let s1 = vec![same; 5000];
+        check(&p, &bytes(&s1), "all equal");
+        let mut pairs = pts[..2048].to_vec();
+        let neg: Vec<G1Affine> = pairs.iter().map(|b| (-G1Projective::from(*b)).to_affine()).collect();
+        pairs.extend(neg);
+        let half: Vec<Scalar> = (0..2048).map(|_| Scalar::random(&mut rng)).collect();
+        let s2: Vec<Scalar> = half.iter().chain(half.iter()).copied().collect();
+        let sum = msm_g1(&pairs, &bytes(&s2), Some(10)).unwrap();
+        assert!(bool::from(sum.is_identity()), "pairs that cancel sum to the identity");
+    }
+
+    #[test]
+    fn window_bits_grow_with_size() {
+        assert_eq!(window_bits(1), 8);
+        assert_eq!(window_bits(1 << 20), 14);
+        assert_eq!(window_bits((1 << 22) - 1), 16);
+        assert_eq!(window_bits(1 << 27), 16);
+    }
+}
