@@ -2,11 +2,10 @@
 //! the proof put together by [`super::assemble`].
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use rayon::prelude::*;
 
 use super::assemble::{assemble, check_shape, MsmSums};
 use super::msm::{msm_sparse, BlstPoint};
-use super::ntt::{self, Domain};
+use super::ntt;
 use super::{Backend, Begun, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
@@ -53,19 +52,13 @@ pub(crate) fn compute_h_bellperson(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar
     Ok(h)
 }
 
-/// Σ h_i · H_i over the n−1 coefficients of H, given in bit-reversed order: the permutation
-/// back to natural order is fused into the scalar serialization.
-fn msm_h(bases: &[G1Affine], d: &Domain, h_br: &[Scalar]) -> Result<G1Projective> {
-    let m = d.n - 1;
+/// Σ h_i · H_i over the n−1 coefficients of H (canonical little-endian bytes).
+fn msm_h(bases: &[G1Affine], h: &[u8]) -> Result<G1Projective> {
+    let m = h.len() / 32;
     if bases.len() < m {
         return Err(err!(Prover, "SRS has {} h points, the domain needs {m}", bases.len()));
     }
-    let mut bytes = vec![0u8; 32 * m];
-    bytes
-        .par_chunks_exact_mut(32)
-        .enumerate()
-        .for_each(|(i, out)| out.copy_from_slice(&h_br[ntt::natural_index(d, i)].to_bytes_le()));
-    Ok(G1Affine::pippenger(&bases[..m], &bytes))
+    Ok(G1Affine::pippenger(&bases[..m], h))
 }
 
 impl Backend for CpuBackend {
@@ -113,11 +106,10 @@ impl CpuBackend {
         drop(prepared); // another backend's; of no use here
         check_shape(srs, a.len(), input.len(), aux.len())?;
 
-        let (domain, h, spent) = t.time("ntt_h", || ntt::h_bitreversed(a, b, c));
+        let (_, h, mut garbage) = t.time("ntt_h", || ntt::h_coefficients(a, b, c));
         check()?;
-        let sum_h = t.time("msm_h", || msm_h(&p.h, &domain, &h))?;
+        let sum_h = t.time("msm_h", || msm_h(&p.h, &h))?;
         check()?;
-        let h_bytes = (32 * (h.capacity() + spent[0].capacity() + spent[1].capacity())) as u64;
         let (sum_l, _) = t.time("msm_l", || msm_sparse::<G1Affine>(&p.l, 0, &aux, None))?;
         let sum_a = t.time("msm_a", || -> Result<G1Projective> {
             let (ai, _) = msm_sparse::<G1Affine>(&p.a, 0, &input, None)?;
@@ -139,10 +131,9 @@ impl CpuBackend {
         let sums = MsmSums { h: sum_h, l: sum_l, a: sum_a, b_g1: sum_b_g1, b_g2: sum_b_g2 };
         let proof = t.time("assemble", || assemble(srs, &sums, r, s))?;
         let witness_bytes = (32 * (input.capacity() + aux.capacity())) as u64;
-        let garbage: super::Garbage = vec![
-            (Box::new((h, spent)), h_bytes),
-            (Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes),
-        ];
+        let h_bytes = h.capacity() as u64;
+        garbage.push((Box::new(h), h_bytes));
+        garbage.push((Box::new((input, aux, a_aux_density, b_input_density, b_aux_density)), witness_bytes));
         Ok(PartitionProof { proof, phases: t, garbage, cpu_fallback: false })
     }
 }

@@ -25,18 +25,27 @@ const SERIAL_BLOCK: usize = 1 << 15;
 /// Butterfly loops at least this long are split across threads.
 const PAR_LOOP: usize = 1 << 14;
 
-/// Per-domain constants, built once per size and shared.
+/// Per-domain constants, built once per size and shared; the twiddle tables of each path
+/// (scalar here, AVX-512 IFMA in [`super::ifma`]) on first use, so only the one in use is held.
 pub struct Domain {
     pub log_n: u32,
     pub n: usize,
-    tw_fwd: Vec<Scalar>,
-    tw_inv: Vec<Scalar>,
-    /// g^bitrev(j) / n as lo/hi factor tables (see `scale_br`).
-    coset_fwd: (Vec<Scalar>, Vec<Scalar>),
-    /// g^-bitrev(j) / n.
-    coset_inv: (Vec<Scalar>, Vec<Scalar>),
+    omega: Scalar,
     /// 1 / Z(g) = 1 / (g^n − 1).
-    z_inv: Scalar,
+    pub(crate) z_inv: Scalar,
+    scalar: OnceLock<ScalarTables>,
+    #[cfg(target_arch = "x86_64")]
+    ifma: OnceLock<super::ifma::NttTables>,
+}
+
+/// The scalar path's tables.
+pub(crate) struct ScalarTables {
+    pub tw_fwd: Vec<Scalar>,
+    pub tw_inv: Vec<Scalar>,
+    /// g^bitrev(j) / n as lo/hi factor tables (see `scale_br`).
+    pub coset_fwd: (Vec<Scalar>, Vec<Scalar>),
+    /// g^-bitrev(j) / n.
+    pub coset_inv: (Vec<Scalar>, Vec<Scalar>),
 }
 
 fn bitrev(x: usize, bits: u32) -> usize {
@@ -93,20 +102,48 @@ impl Domain {
         for _ in log_n..Scalar::S {
             omega = omega.square();
         }
-        let omega_inv = omega.invert().unwrap();
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
-        let g_inv = g.invert().unwrap();
-        let n_inv = Scalar::from(n as u64).invert().unwrap();
-        let (tw_fwd, tw_inv) = rayon::join(|| twiddles(omega, log_n), || twiddles(omega_inv, log_n));
         Domain {
             log_n,
             n,
-            tw_fwd,
-            tw_inv,
-            coset_fwd: bitrev_powers(g, n_inv, log_n),
-            coset_inv: bitrev_powers(g_inv, n_inv, log_n),
+            omega,
             z_inv: (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap(),
+            scalar: OnceLock::new(),
+            #[cfg(target_arch = "x86_64")]
+            ifma: OnceLock::new(),
         }
+    }
+
+    pub(crate) fn scalar_tables(&self) -> &ScalarTables {
+        self.scalar.get_or_init(|| self.make_scalar_tables())
+    }
+
+    fn make_scalar_tables(&self) -> ScalarTables {
+        {
+            let omega_inv = self.omega.invert().unwrap();
+            let g = Scalar::MULTIPLICATIVE_GENERATOR;
+            let g_inv = g.invert().unwrap();
+            let n_inv = Scalar::from(self.n as u64).invert().unwrap();
+            let (tw_fwd, tw_inv) = rayon::join(|| twiddles(self.omega, self.log_n), || twiddles(omega_inv, self.log_n));
+            ScalarTables {
+                tw_fwd,
+                tw_inv,
+                coset_fwd: bitrev_powers(g, n_inv, self.log_n),
+                coset_inv: bitrev_powers(g_inv, n_inv, self.log_n),
+            }
+        }
+    }
+
+    /// The IFMA path's tables, converted from the scalar ones (which are then dropped unless
+    /// the scalar path already holds them).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn ifma_tables(&self) -> &super::ifma::NttTables {
+        self.ifma.get_or_init(|| {
+            match self.scalar.get() {
+                Some(t) => super::ifma::NttTables::build(self, t),
+                None => super::ifma::NttTables::build(self, &self.make_scalar_tables()),
+            }
+        })
     }
 
     /// The shared domain of size 2^log_n.
@@ -133,7 +170,7 @@ fn butterflies(lo: &mut [Scalar], hi: &mut [Scalar], f: impl Fn(&mut Scalar, &mu
 }
 
 /// x ← bitrev(DFT_u(x)) for the block `x` at level `m`, block index `i`.
-fn ct(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
+pub(crate) fn ct(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
     let t = x.len() / 2;
     if t == 0 {
         return;
@@ -164,7 +201,7 @@ fn ct(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
 }
 
 /// x ← DFT_u(bitrev(x)): the levels of `ct` in reverse, with inverse butterflies.
-fn gs(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
+pub(crate) fn gs(x: &mut [Scalar], tw: &[Scalar], m: usize, i: usize) {
     let t = x.len() / 2;
     if t == 0 {
         return;
@@ -208,9 +245,10 @@ fn scale_br(x: &mut [Scalar], (lo, hi): &(Vec<Scalar>, Vec<Scalar>)) {
 
 /// Evaluations on the domain (natural order) → evaluations on the coset g·ω^i (natural order).
 fn to_coset(d: &Domain, x: &mut [Scalar]) {
-    ct(x, &d.tw_inv, 1, 0); // bitrev(n · coefficients)
-    scale_br(x, &d.coset_fwd); // bitrev(coefficients · g^i)
-    gs(x, &d.tw_fwd, 1, 0); // coset evaluations, natural order
+    let t = d.scalar_tables();
+    ct(x, &t.tw_inv, 1, 0); // bitrev(n · coefficients)
+    scale_br(x, &t.coset_fwd); // bitrev(coefficients · g^i)
+    gs(x, &t.tw_fwd, 1, 0); // coset evaluations, natural order
 }
 
 /// H's coefficients in bit-reversed order (length 2^k; the top one, at bitrev(n−1), is zero for
@@ -225,9 +263,32 @@ pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>)
     }
     rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
     let (b, c) = b_c_into(&d, &mut a, b, c);
-    ct(&mut a, &d.tw_inv, 1, 0);
-    scale_br(&mut a, &d.coset_inv);
+    let t = d.scalar_tables();
+    ct(&mut a, &t.tw_inv, 1, 0);
+    scale_br(&mut a, &t.coset_inv);
     (d, a, [b, c])
+}
+
+/// H's n − 1 coefficients (the top one of the domain is zero for a satisfied circuit and not
+/// used) as canonical little-endian bytes in natural order — the scalars of ΣH — from the A, B,
+/// C evaluations; on AVX-512 IFMA where the CPU has it. The inputs' and the working buffers come
+/// back for the caller to free off the critical path.
+pub fn h_coefficients(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> (Arc<Domain>, Vec<u8>, super::Garbage) {
+    let n = a.len().max(b.len()).max(c.len()).max(1).next_power_of_two();
+    #[cfg(target_arch = "x86_64")]
+    if n >= 64 && super::ifma::available() {
+        let d = Domain::get(n.trailing_zeros());
+        let (bytes, spent) = super::ifma::h_coefficients(&d, &a, &b, &c);
+        let spent_bytes = spent.iter().map(|v| (v.capacity() * std::mem::size_of_val(&v[0])) as u64).sum::<u64>();
+        let inputs = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
+        return (d, bytes, vec![(Box::new(spent), spent_bytes), (Box::new((a, b, c)), inputs)]);
+    }
+    let (d, h, spent) = h_bitreversed(a, b, c);
+    let m = d.n - 1;
+    let mut bytes = vec![0u8; 32 * m];
+    bytes.par_chunks_exact_mut(32).enumerate().for_each(|(i, out)| out.copy_from_slice(&h[natural_index(&d, i)].to_bytes_le()));
+    let garbage_bytes = (32 * (h.capacity() + spent[0].capacity() + spent[1].capacity())) as u64;
+    (d, bytes, vec![(Box::new((h, spent)), garbage_bytes)])
 }
 
 /// a ← (a·b − c) / Z(g), consuming b and c.
@@ -283,12 +344,12 @@ mod tests {
             let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
             let want = naive_dft(&x, omega);
             let mut y = x.clone();
-            ct(&mut y, &d.tw_fwd, 1, 0);
+            ct(&mut y, &d.scalar_tables().tw_fwd, 1, 0);
             for j in 0..n {
                 assert_eq!(y[j], want[bitrev(j, log_n)], "ct n={n} j={j}");
             }
             let mut br: Vec<Scalar> = (0..n).map(|j| x[bitrev(j, log_n)]).collect();
-            gs(&mut br, &d.tw_fwd, 1, 0);
+            gs(&mut br, &d.scalar_tables().tw_fwd, 1, 0);
             assert_eq!(br, want, "gs n={n}");
         }
     }
@@ -307,6 +368,29 @@ mod tests {
             }
             got.pop(); // bellperson drops the top coefficient (zero for satisfied circuits)
             assert_eq!(got, want, "len {len}");
+        }
+    }
+
+    #[test]
+    fn h_coefficients_match_bellperson_on_every_path() {
+        // The IFMA path where this CPU has it (domains of 64 points and more), else the scalar one.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for len in [1usize, 9, 33, 64, 65, 1000, 1 << 12, (1 << 16) + 3] {
+            let r = |rng: &mut rand_chacha::ChaCha8Rng| (0..len).map(|_| Scalar::random(&mut *rng)).collect::<Vec<_>>();
+            let (a, b, c) = (r(&mut rng), r(&mut rng), r(&mut rng));
+            let want = super::super::cpu::compute_h_bellperson(a.clone(), b.clone(), c.clone()).unwrap();
+            let (d, bytes, _) = h_coefficients(a, b, c);
+            assert_eq!(bytes.len(), 32 * (d.n - 1));
+            let got: Vec<Scalar> = bytes.chunks_exact(32).map(|s| Scalar::from_bytes_le(s.try_into().unwrap()).unwrap()).collect();
+            assert_eq!(got, want, "len {len} (IFMA: {})", super::super::ifma::available());
+        }
+        // Edge values: all zero, all r − 1.
+        for v in [Scalar::ZERO, -Scalar::ONE] {
+            let x = vec![v; 1 << 10];
+            let want = super::super::cpu::compute_h_bellperson(x.clone(), x.clone(), x.clone()).unwrap();
+            let (_, bytes, _) = h_coefficients(x.clone(), x.clone(), x);
+            let got: Vec<Scalar> = bytes.chunks_exact(32).map(|s| Scalar::from_bytes_le(s.try_into().unwrap()).unwrap()).collect();
+            assert_eq!(got, want);
         }
     }
 }

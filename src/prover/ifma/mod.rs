@@ -1,15 +1,25 @@
-//! The CPU's big G1 MSM (ΣH) on AVX-512 IFMA: eight points per instruction stream instead of
-//! blst's one, where the CPU has the 52-bit multiply-add (Zen 4/5, Ice Lake and later).
-//! Elsewhere, and for small MSMs, blst's Pippenger runs as before; both give the same point.
+//! The CPU prover's hot loops on AVX-512 IFMA — the big G1 MSMs (ΣH) and the H polynomial's
+//! NTTs — eight field elements per instruction stream instead of blst's one, where the CPU has
+//! the 52-bit multiply-add (Zen 4/5, Ice Lake and later). Elsewhere, and for small inputs,
+//! blst's Pippenger and the scalar NTTs run as before; both give the same values.
 
 #[cfg(target_arch = "x86_64")]
 mod fp;
+#[cfg(target_arch = "x86_64")]
+mod fr;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod ntt;
 #[cfg(target_arch = "x86_64")]
 mod pippenger;
 #[cfg(target_arch = "x86_64")]
 mod point;
 
 use blstrs::{G1Affine, G1Projective};
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use ntt::{h_coefficients, Tables as NttTables};
 
 /// Below this many points blst's Pippenger is as fast (the table conversion and per-window
 /// sorting do not pay off).

@@ -12,6 +12,7 @@ use std::arch::x86_64::*;
 use blst::{blst_fp, blst_p1, blst_p1_affine};
 
 use super::fp::{self, Fp8, Limbs, LIMBS};
+use super::lanes::Fe;
 
 /// An affine point in the 52-bit Montgomery form (x, y < 2p), one 128-byte row: two cache lines.
 #[derive(Clone, Copy)]
@@ -102,8 +103,8 @@ pub fn gather(rows: &[Row], idx: &[u32; 8], neg: __mmask8) -> (Fp8, Fp8) {
     // 16 i64s, x then y.
     let (x, y) = unsafe {
         (
-            Fp8(std::array::from_fn(|i| _mm512_i64gather_epi64::<8>(_mm512_add_epi64(off, _mm512_set1_epi64(i as i64)), base))),
-            Fp8(std::array::from_fn(|i| {
+            Fe(std::array::from_fn(|i| _mm512_i64gather_epi64::<8>(_mm512_add_epi64(off, _mm512_set1_epi64(i as i64)), base))),
+            Fe(std::array::from_fn(|i| {
                 _mm512_i64gather_epi64::<8>(_mm512_add_epi64(off, _mm512_set1_epi64((LIMBS + i) as i64)), base)
             })),
         )
@@ -120,7 +121,7 @@ pub fn gather_xyzz(points: &[[Limbs; 4]], idx: &[u32; 8]) -> Xyzz8 {
     let off = _mm512_slli_epi64::<5>(lanes_u32(idx)); // 32 i64s per point
     let coord = |c: usize| {
         // SAFETY: every index is an element of `points` (32 i64s each).
-        Fp8(std::array::from_fn(|i| unsafe {
+        Fe(std::array::from_fn(|i| unsafe {
             _mm512_i64gather_epi64::<8>(_mm512_add_epi64(off, _mm512_set1_epi64((c * LIMBS + i) as i64)), base)
         }))
     };
