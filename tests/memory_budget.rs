@@ -28,7 +28,7 @@ fn partitions_wait_for_room_and_give_it_back() {
     })
     .unwrap();
     let srs = engine.srs_load(common::PROOF, None).unwrap();
-    let one = srs.partition_bytes();
+    let one = engine.partition_reservation(&srs, false);
     assert!(one > 1 << 20, "a 2 KiB partition estimated at {one} bytes");
     assert_eq!(memory(&engine)["budget_bytes"].as_u64(), Some(1 << 20));
 

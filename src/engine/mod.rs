@@ -125,6 +125,13 @@ struct Counters {
     cancelled: AtomicU64,
 }
 
+impl Shared {
+    pub(crate) fn partition_reservation(&self, srs: &Srs, on_device: bool) -> u64 {
+        let assignment = if on_device { srs.witness_bytes() } else { srs.partition_bytes() };
+        assignment + self.backend.working_bytes(srs)
+    }
+}
+
 pub(crate) struct Shared {
     config: EngineConfig,
     backend: Box<dyn Backend>,
@@ -325,6 +332,13 @@ impl Engine {
 
     pub fn backend_name(&self) -> &'static str {
         self.shared.backend.name()
+    }
+
+    /// Host memory the engine reserves for one partition proved against `srs`: its assignment
+    /// ([`Srs::partition_bytes`], or [`Srs::witness_bytes`] when the backend evaluates a, b, c
+    /// on its device) and the backend's working buffers.
+    pub fn partition_reservation(&self, srs: &Srs, on_device: bool) -> u64 {
+        self.shared.partition_reservation(srs, on_device)
     }
 
     /// Load the SRS of `circuit` from `path`, or from the configured params dir by its v28 name.

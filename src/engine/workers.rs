@@ -192,7 +192,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
         };
         waited(&job, item.partition, Stage::GateWait, "witness_gate_wait", t);
         let t = Instant::now();
-        let bytes = if on_device { work.srs.witness_bytes() } else { work.srs.partition_bytes() };
+        let bytes = shared.partition_reservation(&work.srs, on_device);
         let Some(memory) = shared.memory.reserve(bytes, &limit, &|| job.is_cancelled()) else {
             shared.dealloc.free(work, 0);
             continue; // cancelled while waiting for room

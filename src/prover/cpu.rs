@@ -77,6 +77,17 @@ impl Backend for CpuBackend {
     fn lanes(&self) -> usize {
         self.lanes
     }
+
+    fn working_bytes(&self, srs: &Srs) -> u64 {
+        let n = srs.size_hint().constraints.next_power_of_two() as u64;
+        if super::ifma::available() {
+            // IFMA: three NTT buffers of 40-byte scalars, ΣH's scalars, its converted bases
+            // (128 bytes each) and two windows' sort buffers.
+            n * (3 * 40 + 32 + 128 + 2 * 8)
+        } else {
+            n * 32 // ΣH's scalars
+        }
+    }
 }
 
 impl CpuBackend {

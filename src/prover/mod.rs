@@ -157,6 +157,13 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// Host memory one partition's proof allocates beyond its assignment (working buffers),
+    /// which the engine reserves with the partition. Default: none counted.
+    fn working_bytes(&self, srs: &Srs) -> u64 {
+        let _ = srs;
+        0
+    }
+
     /// The backend's devices and their health (none for the CPU backend).
     fn devices(&self) -> Vec<DeviceStatus> {
         Vec::new()

@@ -296,6 +296,17 @@ fn canonical_block(b: &Block, out: &mut [[u8; 32]; 8]) {
     }
 }
 
+/// A pointer the threads of [`h_coefficients`] write disjoint parts through.
+struct SharedOut(*mut u8);
+// SAFETY: the threads write disjoint bytes (see its use).
+unsafe impl Sync for SharedOut {}
+impl SharedOut {
+    fn at(&self, offset: usize) -> *mut u8 {
+        // SAFETY: callers keep offset inside the buffer.
+        unsafe { self.0.add(offset) }
+    }
+}
+
 /// Buffers left for the caller to free off the critical path.
 pub type Spent = [Vec<Block>; 3];
 
@@ -314,21 +325,22 @@ pub fn h_coefficients(d: &Domain, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> (
     ct(&mut a, &t.tw_inv, 1, 0);
     scale_br(&mut a, &t.coset_inv);
 
-    // Bit-reversed blocks → natural order: coefficient i sits at bitrev(i).
+    // Bit-reversed blocks → natural order: coefficient i sits at bitrev(i) (a permutation, so
+    // the writes of different blocks never overlap).
     let m = d.n - 1;
     let mut bytes = vec![0u8; 32 * m];
-    let canon: Vec<[[u8; 32]; 8]> = a
-        .par_iter()
-        .map(|blk| {
-            let mut out = [[0u8; 32]; 8];
-            // SAFETY: as in `ct`.
-            unsafe { canonical_block(blk, &mut out) };
-            out
-        })
-        .collect();
-    bytes.par_chunks_exact_mut(32).enumerate().for_each(|(i, out)| {
-        let j = crate::prover::ntt::natural_index(d, i);
-        out.copy_from_slice(&canon[j / 8][j % 8]);
+    let out = SharedOut(bytes.as_mut_ptr());
+    a.par_iter().enumerate().for_each(|(blk, b)| {
+        let mut canon = [[0u8; 32]; 8];
+        // SAFETY: as in `ct`.
+        unsafe { canonical_block(b, &mut canon) };
+        for (k, c) in canon.iter().enumerate() {
+            let i = crate::prover::ntt::natural_index(d, 8 * blk + k);
+            if i < m {
+                // SAFETY: i < m, so the 32 bytes lie inside `bytes`; each i is written once.
+                unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), out.at(32 * i), 32) };
+            }
+        }
     });
     (bytes, [a, b, c])
 }
