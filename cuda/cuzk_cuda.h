@@ -149,6 +149,15 @@ cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 // per second, rates[1] = BLS12-381 Fp Montgomery multiplications per second. Takes ~1 s.
 cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double rates[2]);
 
+/* The one-pass big-MSM (cuda/msm_big.cuh) against sppark's Pippenger on one synthetic input:
+ * the `npoints` distinct bases (blst_p1_affine) repeated to n, n scalars below 2^254 made on the
+ * device from `seed`. For each of the `nwindows` window widths: ours[k] gets our sum (blst_p1),
+ * ms[1 + k] our best of two runs (host clock around the synchronous call, buffer allocation
+ * included) and ms[1 + nwindows + k] the last run's CUDA-event time (first digits to last
+ * download); peer gets sppark's sum, ms[0] its best of two. The sums must be the same point. */
+cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n,
+                                     const uint32_t* windows, uint32_t nwindows, uint64_t seed,
+                                     cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms);
 /* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
 void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);

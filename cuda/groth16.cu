@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ceiling.cuh"
+#include "msm_bench.cuh"
 #include "cuzk_cuda.h"
 #include "prove.cuh"
 
@@ -118,6 +119,20 @@ cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double* rates)
         if (rates == nullptr)
             throw sppark_error{CUZK_CUDA_E_INVALID, "rates is NULL"};
         ceiling::measure(dev, rates);
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n,
+                                     const uint32_t* windows, uint32_t nwindows, uint64_t seed,
+                                     cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
+{
+    return guard([&] {
+        check_device(dev);
+        if (points == nullptr || windows == nullptr || ours == nullptr || peer == nullptr || ms == nullptr)
+            throw sppark_error{CUZK_CUDA_E_INVALID, "msm_bench: NULL argument"};
+        if (npoints == 0 || n == 0 || n >= (1ull << 31))
+            throw sppark_error{CUZK_CUDA_E_INVALID, "msm_bench: sizes " + std::to_string(npoints) + ", " + std::to_string(n)};
+        msm_bench::run(dev, static_cast<const affine_t*>(points), npoints, n, windows, nwindows, seed, ours, peer, ms);
     });
 }
 

@@ -21,6 +21,8 @@
 #           installed (the library `make install` built, in .gpu-carry/install: its C example
 #           proves and verifies the 2 KiB fixture with the default config, i.e. backend auto),
 #           ceiling (the device's IMAD and Fp-mul rates, the MSM floor they imply),
+#           msm (cuzk-gpu msm-bench: the one-pass big-MSM vs sppark's Pippenger, MSM_LOGS sizes,
+#           MSM_WINDOWS window widths),
 #           identity-test (tests/gpu_identity.rs, .gpu-carry/gpu-identity: byte identity, device
 #           selection),
 #           kinds-test (tests/gpu_identity.rs' every_proof_kind_on_the_gpu: WinningPoSt, WindowPoSt,
@@ -93,7 +95,7 @@ run() { # name cap cmd...
   echo "== $name (timeout ${t}s)"
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? after $(( $(date +%s) - start ))s"
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^msm 2|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -152,6 +154,7 @@ for s0 in "${stages[@]}"; do
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     ceiling) run ceiling 60 "$BIN" ceiling ;;
+    msm) run msm 240 "$BIN" msm-bench --log "${MSM_LOGS:-20,24,27}" --windows "${MSM_WINDOWS:-16,20,21,22}" ;;
     identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
     installed) wait_fixture; installed ;;
     porep-512mib) run porep-512mib 560 .gpu-carry/porep-512mib --ignored --nocapture --test-threads 1 ;;

@@ -61,6 +61,46 @@ pub(crate) fn ceiling(_args: &[String]) -> bool {
     true
 }
 
+/// `msm-bench --log 24,27 --windows 20,21,22`: the one-pass big-MSM (cuda/msm_big.cuh) against
+/// sppark's Pippenger on the same input (2^16 distinct random bases repeated, device-made
+/// scalars), per size: both times and whether the sums agree.
+pub(crate) fn msm_bench(args: &[String]) -> bool {
+    let Some(gpu) = backend() else { return true };
+    let list = |name: &str, dflt: &str| -> Vec<u32> {
+        let v = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map_or(dflt, String::as_str);
+        v.split(',').map(|x| x.parse().expect("a list of numbers")).collect()
+    };
+    let (logs, windows) = (list("--log", "20,24,27"), list("--windows", "16,20,21,22"));
+    let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 7);
+    let mut ok = true;
+    for log in logs {
+        let n = 1usize << log;
+        match gpu.msm_bench(0, &points, n, &windows, 0x5eed + u64::from(log)) {
+            Ok(((peer, peer_ms), ours)) => {
+                for (&c, (sum, ms, events)) in windows.iter().zip(&ours) {
+                    let same = group::Curve::to_affine(sum) == group::Curve::to_affine(&peer);
+                    ok &= same;
+                    println!(
+                        "msm 2^{log}: sppark {peer_ms:.1} ms, one-pass window {c} {ms:.1} ms ({:.3}x; {events:.1} ms by CUDA events), {}",
+                        ms / peer_ms,
+                        if same { "same sum" } else { "FAIL: sums differ" }
+                    );
+                    println!(
+                        "{}",
+                        serde_json::json!({ "bench": "msm", "log_n": log, "window": c, "sppark_ms": peer_ms, "ours_ms": ms,
+                            "ours_event_ms": events, "same": same })
+                    );
+                }
+            }
+            Err(e) => {
+                println!("FAIL: msm 2^{log}: {e}");
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
 pub(crate) fn bench_e2e(args: &[String]) -> bool {
     let runs: usize = arg(args, "--runs", 5);
     let jobs: usize = arg(args, "--jobs", 16);

@@ -2,6 +2,8 @@
 //!
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
 //!   cuzk-gpu ceiling                     the device's IMAD and Fp-multiplication rates and the MSM floor they imply
+//!   cuzk-gpu msm-bench [--log 20,24,27] [--windows 16,20,21,22]
+//!                                        the one-pass big-MSM vs sppark's Pippenger, same input
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
 //!   cuzk-gpu fixture-kinds               the same for the WinningPoSt / WindowPoSt / SnapDeals fixtures
 //!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
@@ -62,6 +64,7 @@ fn main() {
     let ok = match args.first().map(String::as_str) {
         Some("probe") => probe(),
         Some("ceiling") => ceiling(&args),
+        Some("msm-bench") => msm_bench(&args),
         Some("fixture") => fixture().is_ok(),
         Some("fixture-kinds") => fixture_kinds(),
         Some("stats-2kib") => stats_2kib(),

@@ -142,6 +142,19 @@ extern "C" {
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
     fn cuzk_cuda_ceiling(dev: i32, rates: *mut f64) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    fn cuzk_cuda_msm_bench(
+        dev: i32,
+        points: *const c_void,
+        npoints: u64,
+        n: u64,
+        windows: *const u32,
+        nwindows: u32,
+        seed: u64,
+        ours: *mut G1,
+        peer: *mut G1,
+        ms: *mut f32,
+    ) -> Status;
     #[cfg(feature = "cuda-fault-injection")]
     fn cuzk_cuda_inject_fault(kind: i32, site: i32) -> Status;
     fn cuzk_cuda_workspace_new(dev: i32, out: *mut *mut RawWorkspace) -> Status;
@@ -275,6 +288,40 @@ pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
     // SAFETY: `rates` holds the two doubles the call writes.
     check(unsafe { cuzk_cuda_ceiling(dev, rates.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
     Ok((rates[0], rates[1]))
+}
+
+/// The one-pass big-MSM against sppark's on `points` repeated to `n` bases and n device-made
+/// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms).
+pub fn msm_bench(
+    dev: i32,
+    points: &[blstrs::G1Affine],
+    n: usize,
+    windows: &[u32],
+    seed: u64,
+) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, f32)>)> {
+    let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
+    let mut ours = vec![zero; windows.len()];
+    let mut peer = zero;
+    let mut ms = vec![0f32; 1 + 2 * windows.len()];
+    // SAFETY: G1Affine is blst_p1_affine (96 bytes); the out arrays hold windows.len() points and
+    // 1 + 2·windows.len() floats, as the call writes.
+    check(unsafe {
+        cuzk_cuda_msm_bench(
+            dev,
+            points.as_ptr().cast(),
+            points.len() as u64,
+            n as u64,
+            windows.as_ptr(),
+            windows.len() as u32,
+            seed,
+            ours.as_mut_ptr(),
+            &mut peer,
+            ms.as_mut_ptr(),
+        )
+    })
+    .map_err(to_err("msm bench"))?;
+    let k = windows.len();
+    Ok(((g1(&peer), ms[0]), ours.iter().enumerate().map(|(i, p)| (g1(p), ms[1 + i], ms[1 + k + i])).collect()))
 }
 
 /// Whether device `dev` still works after a failed call (Err: its context is lost).

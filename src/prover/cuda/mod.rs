@@ -152,6 +152,20 @@ impl CudaBackend {
         self.pool.with_device(i, |d| ffi::ceiling(d.index)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }
 
+    /// The one-pass big-MSM experiment against sppark's Pippenger on device `i` (see
+    /// `cuzk_cuda_msm_bench`); waits for the device to be free.
+    #[cfg(feature = "tools")]
+    pub fn msm_bench(
+        &self,
+        i: usize,
+        points: &[blstrs::G1Affine],
+        n: usize,
+        windows: &[u32],
+        seed: u64,
+    ) -> Result<((blstrs::G1Projective, f32), Vec<(blstrs::G1Projective, f32, f32)>)> {
+        self.pool.with_device(i, |d| ffi::msm_bench(d.index, points, n, windows, seed)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
+    }
+
     /// Device memory held by the backend's workspaces (not counting SRS bases).
     pub fn workspace_bytes(&self) -> u64 {
         self.pool.workspace_bytes()

@@ -1,0 +1,93 @@
+// The big-MSM experiment's harness (cuzk_cuda_msm_bench): synthetic bases and scalars on the
+// device, sppark's Pippenger and msm_big on the same input, host-clock timings.
+#ifndef CUZK_CUDA_MSM_BENCH_CUH
+#define CUZK_CUDA_MSM_BENCH_CUH
+
+#include <chrono>
+#include <cstring>
+
+#include "cuzk_cuda.h"
+#include "msm_big.cuh"
+#include "prove.cuh"
+
+namespace msm_bench {
+
+__device__ __forceinline__ uint64_t splitmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// Scalars below 2^254 (so below r), in Montgomery form.
+__global__ void random_scalars(fr_t* out, size_t n, uint64_t seed)
+{
+#ifdef __CUDA_ARCH__  // fr_t's limbs are reachable in device code only
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t w[8];
+        for (int k = 0; k < 4; k++) {
+            uint64_t v = splitmix(seed ^ (i * 4 + k) * 0xd1b54a32d192ed03ull);
+            w[2 * k] = (uint32_t)v;
+            w[2 * k + 1] = (uint32_t)(v >> 32);
+        }
+        w[7] &= 0x3fffffff;
+        fr_t s;
+        for (int k = 0; k < 8; k++)
+            s[k] = w[k];
+        s.to();
+        out[i] = s;
+    }
+#endif
+}
+
+template<class F> float best_of_two_ms(F&& f)
+{
+    float best = 1e30f;
+    for (int k = 0; k < 2; k++) {
+        CUDA_OK(cudaDeviceSynchronize());
+        auto t = std::chrono::steady_clock::now();
+        f();
+        CUDA_OK(cudaDeviceSynchronize());
+        float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t).count();
+        best = ms < best ? ms : best;
+    }
+    return best;
+}
+
+inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, const uint32_t* windows,
+                uint32_t nwindows, uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
+{
+    const gpu_t& gpu = select_gpu(dev);
+    stream_t s{dev};
+    device_buffer<affine_t> d_points;
+    device_buffer<fr_t> d_scalars;
+    d_points.reserve(n);
+    d_scalars.reserve(n);
+    // Tile the distinct bases over n: one upload, then doubling device copies.
+    size_t have = std::min(npoints, n);
+    CUDA_OK(cudaMemcpyAsync(d_points.get(), points, have * sizeof(affine_t), cudaMemcpyHostToDevice, s));
+    while (have < n) {
+        size_t k = std::min(have, n - have);
+        CUDA_OK(cudaMemcpyAsync(d_points.get() + have, d_points.get(), k * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
+        have += k;
+    }
+    random_scalars<<<gpu.sm_count() * 8, 256, 0, s>>>(d_scalars.get(), n, seed);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaStreamSynchronize(s));
+
+    point_t p;
+    ms[0] = best_of_two_ms([&] { p = cuzk::pippenger<bucket_t, point_t, affine_t>(gpu, d_points.get(), d_scalars.get(), n); });
+    std::memcpy(peer, &p, sizeof(*peer));
+    for (uint32_t k = 0; k < nwindows; k++) {
+        point_t q;
+        msm_big::timings t;
+        ms[1 + k] = best_of_two_ms([&] { q = msm_big::msm(gpu, d_points.get(), d_scalars.get(), n, windows[k], &t); });
+        ms[1 + nwindows + k] = t.total;
+        std::memcpy(&ours[k], &q, sizeof(ours[k]));
+    }
+}
+
+} // namespace msm_bench
+
+#endif
