@@ -6,8 +6,9 @@
 //   digits   Booth digit of every scalar: key = |digit| (bucket), value = index | sign << 31
 //   sort     CUB radix sort by bucket; `bounds` finds each bucket's range in the sorted values
 //   buckets  one thread per bucket sums its points (sppark's complete XYZZ mixed addition)
-//   segments S threads each fold L = m / S consecutive buckets into (Σ (j − lo)·B_j, Σ B_j)
-// The host folds the segments (Σ_k S_k + L·Σ_k k·T_k) and the windows (Horner, c doublings).
+//   fold     Σ_b b·B_b by running sums over segments of 32 buckets, twice (on a third stream:
+//            latency-bound, it shares the device with the next window's sums)
+// The host finishes each window from ~1000 points and combines the windows (Horner).
 #ifndef CUZK_CUDA_MSM_BIG_CUH
 #define CUZK_CUDA_MSM_BIG_CUH
 
@@ -21,8 +22,8 @@
 
 namespace msm_big {
 
-constexpr uint32_t SEGMENTS = 1024;  // per window
 constexpr uint32_t THREADS = 256;
+constexpr uint32_t FOLD = 32;  // buckets per running-sum segment, at both fold levels
 
 // `n` bits (n <= 25) of the canonical scalar `s` (eight 32-bit limbs) from bit `off`; bits at
 // 256 and above read as zero.
@@ -37,13 +38,13 @@ __device__ __forceinline__ uint32_t bits_at(const uint32_t s[8], uint32_t off, u
     return (uint32_t)(v >> (off % 32)) & ((1u << n) - 1);
 }
 
-// Window w's Booth digit: c bits from c·w plus the bit below them (what the lower window
-// borrowed), minus 2^c when the window's top bit is set. Canonical scalars are below 2^255, so
-// the top window (⌈256/c⌉ windows) is never negative.
-__global__ void digits(const fr_t* scalars, size_t n, uint32_t c, uint32_t w, uint32_t* keys, uint32_t* vals)
+// The Booth digit of the window of c bits at bit `lo`: those bits plus the bit below them
+// (what the lower window borrowed), minus 2^c when the window's top bit is set. The windows
+// cover bits 0..256 exactly, so for canonical scalars (below 2^255) the top one is never
+// negative.
+__global__ void digits(const fr_t* scalars, size_t n, uint32_t lo, uint32_t c, uint32_t* keys, uint32_t* vals)
 {
 #ifdef __CUDA_ARCH__  // fr_t's limbs are reachable in device code only
-    const uint32_t lo = c * w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         fr_t s = scalars[i];
         s.from();
@@ -70,40 +71,47 @@ __global__ void bounds(const uint32_t* keys, size_t n, uint32_t m, uint32_t* sta
     }
 }
 
-// buckets[b] = Σ ±points over bucket b's sorted entries, b in 1..=m (bucket 0: digit 0, unused).
+// buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
+// at infinity, its weight is zero).
 __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                       const uint32_t* start, uint32_t m, bucket_h* buckets)
 {
-    uint32_t b = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b > m)
         return;
     bucket_t acc;
     acc.inf();
-    for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
-        uint32_t v = vals[j];
-        affine_t p = points[v & 0x7fffffff];
-        acc.add(p, v >> 31);
-    }
+    if (b != 0)
+        for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
+            uint32_t v = vals[j];
+            affine_t p = points[v & 0x7fffffff];
+            acc.add(p, v >> 31);
+        }
     buckets[b] = acc;
 }
 
-// Segment k of SEGMENTS (buckets k·L+1 ..= (k+1)·L): out[2k] = Σ (j − k·L)·B_j, out[2k+1] = Σ B_j.
-__global__ void __launch_bounds__(THREADS) fold_segments(const bucket_h* buckets, uint32_t m, bucket_h* out)
+// Over in[0..count): segment k = in[k·FOLD .. (k+1)·FOLD) gives tot[k] = Σ in[j] and, when
+// `weighted`, wsum[k] = Σ (j − k·FOLD)·in[j] (running sums from the top of the segment).
+// Then Σ_j j·in[j] = Σ_k wsum[k] + FOLD·Σ_k k·tot[k].
+__global__ void __launch_bounds__(THREADS) fold(const bucket_h* in, uint32_t count, bool weighted,
+                                               bucket_h* wsum, bucket_h* tot)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= SEGMENTS)
+    if (k * FOLD >= count)
         return;
-    const uint32_t l = m / SEGMENTS;
     bucket_t t, s;
     t.inf();
     s.inf();
-    for (uint32_t j = (k + 1) * l; j > k * l; j--) {
-        bucket_t b = buckets[j];
+    uint32_t top = min((k + 1) * FOLD, count);
+    for (uint32_t j = top; j-- > k * FOLD;) {
+        if (weighted)
+            s.add(t);
+        bucket_t b = in[j];
         t.add(b);
-        s.add(t);
     }
-    out[2 * k] = s;
-    out[2 * k + 1] = t;
+    if (weighted)
+        wsum[k] = s;
+    tot[k] = t;
 }
 
 inline uint32_t grid(const gpu_t& gpu, size_t n)
@@ -113,24 +121,36 @@ inline uint32_t grid(const gpu_t& gpu, size_t n)
     return (uint32_t)std::max<size_t>(1, std::min(blocks, cap));
 }
 
-// Host: Σ_j j·B_j of one window from its segments.
-inline point_t fold_window(const bucket_t* seg, uint32_t m)
+inline uint32_t segments(uint32_t count)
 {
-    point_t sum, u, v;
-    sum.inf();
+    return (count + FOLD - 1) / FOLD;
+}
+
+// One window's folds as the host receives them: level 1 over its buckets (w1 = wsum, t1 =
+// tot), level 2 over t1 (w2, t2) and the plain sums of w1 (p2), each `k2` long.
+//   Σ_b b·B_b = Σ w1 + FOLD·Σ_k k·t1_k,  Σ_k k·t1_k = Σ w2 + FOLD·Σ_k' k'·t2_k',  Σ w1 = Σ p2.
+inline point_t fold_window(const bucket_t* w2, const bucket_t* t2, const bucket_t* p2, uint32_t k2)
+{
+    point_t u, v, sw2, sp2;
     u.inf();
     v.inf();
-    for (uint32_t k = SEGMENTS; k-- > 0;) {
-        sum.add(point_t(seg[2 * k]));
+    sw2.inf();
+    sp2.inf();
+    for (uint32_t k = k2; k-- > 0;) {
+        sw2.add(point_t(w2[k]));
+        sp2.add(point_t(p2[k]));
         if (k > 0) {
-            u.add(point_t(seg[2 * k + 1]));  // Σ_{k' >= k} T_k'
-            v.add(u);                        // Σ_k k·T_k once k reaches 1
+            u.add(point_t(t2[k]));  // Σ_{k' >= k} t2
+            v.add(u);               // Σ k'·t2 once k reaches 1
         }
     }
-    for (uint32_t l = m / SEGMENTS; l > 1; l >>= 1)
+    for (uint32_t l = FOLD; l > 1; l >>= 1)
         v.dbl();
-    sum.add(v);
-    return sum;
+    v.add(sw2);
+    for (uint32_t l = FOLD; l > 1; l >>= 1)
+        v.dbl();
+    v.add(sp2);
+    return v;
 }
 
 // Milliseconds of the phases, for the caller's report.
@@ -138,8 +158,19 @@ struct timings {
     float total = 0, first_sort = 0;
 };
 
-// Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, c-bit windows
-// (c ≥ 12; m = 2^(c−1) buckets, a multiple of SEGMENTS). Synchronous.
+// The windows' widths: as many as 256 bits need at `c` bits each, the bits spread evenly (so
+// the top window is as wide as the others: a narrow one has few, crowded buckets).
+inline std::vector<uint32_t> widths(uint32_t c)
+{
+    uint32_t nwin = (256 + c - 1) / c, base = 256 / nwin, extra = 256 % nwin;
+    std::vector<uint32_t> w(nwin, base);
+    for (uint32_t i = 0; i < extra; i++)
+        w[i]++;
+    return w;
+}
+
+// Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
+// about c bits (12..24). Synchronous.
 inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_scalars, size_t n, uint32_t c,
                    timings* t = nullptr)
 {
@@ -149,43 +180,53 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         return out;
     if (c < 12 || c > 24 || n >= (1u << 31))
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + " or size " + std::to_string(n)};
-    const uint32_t m = 1u << (c - 1);
-    const uint32_t nwin = (256 + c - 1) / c;
+    const std::vector<uint32_t> width = widths(c);
+    const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
+    const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
-    stream_t sort_s{gpu.id()}, sum_s{gpu.id()};
+    stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
     struct set_t {
         device_buffer<uint32_t> keys, vals, skeys, svals, start;
-        device_buffer<bucket_h> buckets;
-        timing_event sorted, summed;
+        device_buffer<bucket_h> buckets, w1, t1;
+        device_buffer<char> temp;
+        timing_event sorted, summed, folded;
     } set[2];
     size_t temp_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
-                                            (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, c));
-    device_buffer<char> temp[2];
-    for (int k = 0; k < 2; k++) {
-        set[k].keys.reserve(n);
-        set[k].vals.reserve(n);
-        set[k].skeys.reserve(n);
-        set[k].svals.reserve(n);
-        set[k].start.reserve(m + 2);
-        set[k].buckets.reserve(m + 1);
-        temp[k].reserve(temp_bytes);
+                                            (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
+    for (auto& st : set) {
+        st.keys.reserve(n);
+        st.vals.reserve(n);
+        st.skeys.reserve(n);
+        st.svals.reserve(n);
+        st.start.reserve(mmax + 2);
+        st.buckets.reserve(mmax + 1);
+        st.w1.reserve(k1max);
+        st.t1.reserve(k1max);
+        st.temp.reserve(temp_bytes);
     }
-    device_buffer<bucket_h> segs;
-    segs.reserve((size_t)nwin * 2 * SEGMENTS);
+    // Level-2 results of every window: w2, t2, p2.
+    device_buffer<bucket_h> lvl2;
+    lvl2.reserve((size_t)nwin * 3 * k2max);
 
     timing_event begin, first_sorted, end;
     begin.record(sort_s);
     CUDA_OK(cudaStreamWaitEvent(sum_s, begin, 0));
-    for (uint32_t w = 0; w < nwin; w++) {
+    CUDA_OK(cudaStreamWaitEvent(fold_s, begin, 0));
+    std::vector<uint32_t> k2(nwin);
+    for (uint32_t w = 0, lo = 0; w < nwin; lo += width[w], w++) {
         set_t& st = set[w & 1];
-        if (w >= 2)  // the sums of window w − 2 are done with this set
+        const uint32_t cw = width[w], m = 1u << (cw - 1), k1 = segments(m + 1);
+        k2[w] = segments(k1);
+        if (w >= 2) {  // window w − 2 is done with this set: its sums (sort buffers), folds (buckets)
             CUDA_OK(cudaStreamWaitEvent(sort_s, st.summed, 0));
-        digits<<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, c, w, st.keys.get(), st.vals.get());
+            CUDA_OK(cudaStreamWaitEvent(sum_s, st.folded, 0));
+        }
+        digits<<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
         CUDA_OK(cudaGetLastError());
         size_t tb = temp_bytes;
-        CUDA_OK(cub::DeviceRadixSort::SortPairs(temp[w & 1].get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
-                                                st.svals.get(), n, 0, c, (cudaStream_t)sort_s));
+        CUDA_OK(cub::DeviceRadixSort::SortPairs(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
+                                                st.svals.get(), n, 0, (int)cw, (cudaStream_t)sort_s));
         bounds<<<grid(gpu, n + 1), THREADS, 0, sort_s>>>(st.skeys.get(), n, m, st.start.get());
         CUDA_OK(cudaGetLastError());
         st.sorted.record(sort_s);
@@ -193,17 +234,26 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
             first_sorted.record(sort_s);
 
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
-        sum_buckets<<<(m + THREADS - 1) / THREADS, THREADS, 0, sum_s>>>(d_points, st.svals.get(), st.start.get(), m,
-                                                                         st.buckets.get());
-        CUDA_OK(cudaGetLastError());
-        fold_segments<<<(SEGMENTS + THREADS - 1) / THREADS, THREADS, 0, sum_s>>>(st.buckets.get(), m,
-                                                                                  segs.get() + (size_t)w * 2 * SEGMENTS);
+        sum_buckets<<<(m + 1 + THREADS - 1) / THREADS, THREADS, 0, sum_s>>>(d_points, st.svals.get(), st.start.get(), m,
+                                                                             st.buckets.get());
         CUDA_OK(cudaGetLastError());
         st.summed.record(sum_s);
+
+        // The folds are latency-bound (few threads): they run beside the next window's sums.
+        CUDA_OK(cudaStreamWaitEvent(fold_s, st.summed, 0));
+        bucket_h* l2 = lvl2.get() + (size_t)w * 3 * k2max;
+        fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.buckets.get(), m + 1, true, st.w1.get(), st.t1.get());
+        CUDA_OK(cudaGetLastError());
+        fold<<<(k2[w] + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.t1.get(), k1, true, l2, l2 + k2max);
+        CUDA_OK(cudaGetLastError());
+        fold<<<(k2[w] + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.w1.get(), k1, false, nullptr, l2 + 2 * k2max);
+        CUDA_OK(cudaGetLastError());
+        st.folded.record(fold_s);
     }
-    std::vector<bucket_t> host((size_t)nwin * 2 * SEGMENTS);
-    CUDA_OK(cudaMemcpyAsync(host.data(), segs.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, sum_s));
-    end.record(sum_s);
+    std::vector<bucket_t> host((size_t)nwin * 3 * k2max);
+    CUDA_OK(cudaMemcpyAsync(host.data(), lvl2.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
+    end.record(fold_s);
+    CUDA_OK(cudaStreamSynchronize(fold_s));
     CUDA_OK(cudaStreamSynchronize(sum_s));
     CUDA_OK(cudaStreamSynchronize(sort_s));
     if (t != nullptr) {
@@ -214,12 +264,15 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     std::vector<point_t> win(nwin);
     std::vector<std::thread> pool;
     for (uint32_t w = 0; w < nwin; w++)
-        pool.emplace_back([&, w] { win[w] = fold_window(&host[(size_t)w * 2 * SEGMENTS], m); });
+        pool.emplace_back([&, w] {
+            const bucket_t* l2 = &host[(size_t)w * 3 * k2max];
+            win[w] = fold_window(l2, l2 + k2max, l2 + 2 * k2max, k2[w]);
+        });
     for (auto& th : pool)
         th.join();
     for (uint32_t w = nwin; w-- > 0;) {
         if (w + 1 != nwin)
-            for (uint32_t i = 0; i < c; i++)
+            for (uint32_t i = 0; i < width[w]; i++)
                 out.dbl();
         out.add(win[w]);
     }
