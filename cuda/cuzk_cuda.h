@@ -65,6 +65,8 @@ enum {
     CUZK_CUDA_FOLD = 4,        /* fold the significant L and r·B_G1 scalars into the H MSM:
                                   out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
                                   (one Pippenger instead of three; the proof only needs that sum) */
+    CUZK_CUDA_MSM_H_SPPARK = 8, /* the H MSM through sppark's Pippenger even where the one-pass
+                                  big-MSM (cuda/msm_big.cuh) is used by default (2^26 points and up) */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless

@@ -185,29 +185,24 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
     stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
-    struct set_t {
-        device_buffer<uint32_t> keys, vals, skeys, svals, start;
-        device_buffer<bucket_h> buckets, w1, t1;
-        device_buffer<char> temp;
-        timing_event sorted, summed, folded;
-    } set[2];
     size_t temp_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
                                             (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
-    for (auto& st : set) {
-        st.keys.reserve(n);
-        st.vals.reserve(n);
-        st.skeys.reserve(n);
-        st.svals.reserve(n);
-        st.start.reserve(mmax + 2);
-        st.buckets.reserve(mmax + 1);
-        st.w1.reserve(k1max);
-        st.t1.reserve(k1max);
-        st.temp.reserve(temp_bytes);
-    }
+    // Two sets, so window w + 1 sorts while window w sums (from the device's pool: reused by
+    // the next MSM, and by sppark's, without new mappings).
+    struct set_t {
+        pool_buffer<uint32_t> keys, vals, skeys, svals, start;
+        pool_buffer<bucket_h> buckets, w1, t1;
+        pool_buffer<char> temp;
+        timing_event sorted, summed, folded;
+        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, cudaStream_t s)
+            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), buckets(mmax + 1, s),
+              w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
+        {}
+    };
+    set_t set[2] = {{n, mmax, k1max, temp_bytes, sort_s}, {n, mmax, k1max, temp_bytes, sort_s}};
     // Level-2 results of every window: w2, t2, p2.
-    device_buffer<bucket_h> lvl2;
-    lvl2.reserve((size_t)nwin * 3 * k2max);
+    pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
 
     timing_event begin, first_sorted, end;
     begin.record(sort_s);

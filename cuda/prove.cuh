@@ -18,6 +18,7 @@
 
 #include "cuzk_cuda.h"
 #include "faults.cuh"
+#include "msm_big.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 
@@ -600,6 +601,22 @@ inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     });
 }
 
+// The H MSM's size from which the one-pass big-MSM beats sppark's Pippenger on the H200 (0.87x
+// at 2^26, 0.83x at 2^27 with 20-bit windows; slower at 2^24: BENCHMARKS.md, 2026-12-02).
+constexpr size_t MSM_BIG_MIN_POINTS = (size_t)1 << 25;
+constexpr uint32_t MSM_BIG_WINDOW = 20;
+
+// The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS (unless the caller asked for
+// sppark's), else sppark's Pippenger.
+inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const affine_t* d_points,
+                           const fr_t* d_scalars, size_t n)
+{
+    if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
+        return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
+    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW);
+}
+
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |
 // gathered B_G1 sig bases] and [H coefficients | L sig | r·B_G1 sig] (the extra scalars overwrite
 // the spent b and c evaluations behind the H coefficients).
@@ -613,7 +630,7 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
     if (!fold) {
         if (nh != 0) {
             s.sync();
-            hsum = pippenger<bucket_t, point_t, affine_t>(gpu, srs.h.get(), ws.abc.get(), nh);
+            hsum = msm_dense_h(gpu, in, srs.h.get(), ws.abc.get(), nh);
         }
         return hsum;
     }
@@ -645,7 +662,7 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
         CUDA_OK(cudaGetLastError());
     }
     s.sync();
-    return pippenger<bucket_t, point_t, affine_t>(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
+    return msm_dense_h(gpu, in, ws.hcat.get(), ws.abc.get(), nh + nfold);
 }
 
 // Pippenger over query f's gathered significant bases (events SIG + 4f ..).

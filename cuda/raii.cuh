@@ -3,6 +3,7 @@
 #ifndef CUZK_CUDA_RAII_CUH
 #define CUZK_CUDA_RAII_CUH
 
+#include <algorithm>
 #include <cstddef>
 #include <util/exception.cuh>
 
@@ -38,6 +39,25 @@ public:
     T* get() const { return ptr_; }
     size_t capacity() const { return cap_; }
     size_t bytes() const { return cap_ * sizeof(T); }
+};
+
+// Device memory from the device's stream-ordered pool (freed blocks stay in the pool for the
+// next user: see cuzk_cuda_workspace), allocated and released on `stream`, which must outlive it.
+template<class T> class pool_buffer {
+    T* ptr_ = nullptr;
+    cudaStream_t stream_;
+
+public:
+    pool_buffer(size_t n, cudaStream_t stream) : stream_(stream)
+    {
+        void* p = nullptr;
+        CUDA_OK(cudaMallocAsync(&p, std::max<size_t>(n, 1) * sizeof(T), stream));
+        ptr_ = static_cast<T*>(p);
+    }
+    pool_buffer(const pool_buffer&) = delete;
+    pool_buffer& operator=(const pool_buffer&) = delete;
+    ~pool_buffer() { (void)cudaFreeAsync(ptr_, stream_); }
+    T* get() const { return ptr_; }
 };
 
 // Owned page-locked host memory (staging for uploads); only grows.

@@ -148,7 +148,7 @@ for s0 in "${stages[@]}"; do
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         .gpu-carry/supraseal-c2-bench stream "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" \
         "${STREAM_JOBS:-32}" "${STREAM_THREADS:-1,8,16,32}" ;;
-    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 \
+    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --sppark-h-runs ${SPPARK_H_RUNS:-3} \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;

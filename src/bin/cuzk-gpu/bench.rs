@@ -287,17 +287,21 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
     // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
     // threads do, runs). The last, the engine's path, is the headline.
+    let sppark_runs: usize = arg(args, "--sppark-h-runs", 0);
     let modes = [
-        ("b_g2_on_cpu", false, false, cpu_b_g2_runs),
-        ("unprepared", true, false, runs),
-        ("prepared", true, true, runs),
+        ("b_g2_on_cpu", false, false, cpu_b_g2_runs, false),
+        ("unprepared", true, false, runs, false),
+        // ΣH by sppark's Pippenger instead of the one-pass big-MSM (the same proof bytes).
+        ("prepared_sppark_h", true, true, sppark_runs, true),
+        ("prepared", true, true, runs, false),
     ];
     let mut results = serde_json::Map::new();
     let mut summary = Vec::new();
     let mut last = PhaseTimings::default();
     let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, on_gpu, prep, n) in modes {
+    for (name, on_gpu, prep, n, sppark_h) in modes {
         gpu.set_b_g2_on_gpu(on_gpu);
+        gpu.set_msm_h_sppark(sppark_h);
         (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
         let mut prep_s = Vec::new();
         for i in 0..n {

@@ -47,6 +47,8 @@ pub const SKIP_MSM_H: u32 = 1;
 pub const B_G2: u32 = 2;
 /// Fold the significant L and r·B_G1 scalars into the H MSM (see cuzk_cuda.h).
 pub const FOLD: u32 = 4;
+/// The H MSM through sppark's Pippenger even where the one-pass big-MSM is the default.
+pub const MSM_H_SPPARK: u32 = 8;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 

@@ -65,6 +65,8 @@ use witness::{b_g2_sum, classify_parts, Prepared, Witness};
 pub struct CudaBackend {
     pool: Pool,
     b_g2_on_gpu: AtomicBool,
+    /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
+    msm_h_sppark: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
 }
@@ -109,7 +111,12 @@ impl CudaBackend {
         }
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        Ok(CudaBackend { pool, b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu), fallback_logged: AtomicBool::new(false) })
+        Ok(CudaBackend {
+            pool,
+            b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
+            msm_h_sppark: AtomicBool::new(false),
+            fallback_logged: AtomicBool::new(false),
+        })
     }
 
     /// [`Backend::prepare`]: classify the witness now (the synthesis thread's time, not the
@@ -132,6 +139,16 @@ impl CudaBackend {
 
     pub fn b_g2_on_gpu(&self) -> bool {
         self.b_g2_on_gpu.load(Ordering::Relaxed)
+    }
+
+    /// ΣH through sppark's Pippenger at every size instead of the one-pass big-MSM it uses from
+    /// 2^25 points up (cuda/msm_big.cuh): for comparing the two, proof for proof.
+    pub fn set_msm_h_sppark(&self, sppark: bool) {
+        self.msm_h_sppark.store(sppark, Ordering::Relaxed);
+    }
+
+    pub(crate) fn msm_h_sppark(&self) -> bool {
+        self.msm_h_sppark.load(Ordering::Relaxed)
     }
 
     pub fn device_count(&self) -> usize {
