@@ -7,6 +7,7 @@ mod cpu;
 /// cbindgen:ignore
 #[cfg(feature = "cuda")]
 mod cuda;
+/// cbindgen:ignore
 pub mod ifma;
 pub mod msm;
 mod ntt;

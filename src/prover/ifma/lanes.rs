@@ -179,30 +179,30 @@ pub fn zero<const N: usize>() -> Fe<N> {
     Fe([_mm512_setzero_si512(); N])
 }
 
-/// Carry-propagates limbs holding non-negative 64-bit values (the top limb absorbs the rest).
+/// Carry-propagates limbs (the top limb absorbs the rest): non-negative 64-bit values, or with
+/// `SIGNED` limbs that may be negative (arithmetic shifts; the top limb keeps the sign).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn normalize<const N: usize>(mut t: [__m512i; N]) -> Fe<N> {
+fn carry<const N: usize, const SIGNED: bool>(mut t: [__m512i; N]) -> Fe<N> {
     let mask = _mm512_set1_epi64(MASK52 as i64);
     for i in 0..N - 1 {
-        let c = _mm512_srli_epi64::<52>(t[i]);
+        let c = if SIGNED { _mm512_srai_epi64::<52>(t[i]) } else { _mm512_srli_epi64::<52>(t[i]) };
         t[i] = _mm512_and_si512(t[i], mask);
         t[i + 1] = _mm512_add_epi64(t[i + 1], c);
     }
     Fe(t)
 }
 
-/// As [`normalize`] for limbs that may be negative (the top limb keeps the sign).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn normalize_signed<const N: usize>(mut t: [__m512i; N]) -> Fe<N> {
-    let mask = _mm512_set1_epi64(MASK52 as i64);
-    for i in 0..N - 1 {
-        let c = _mm512_srai_epi64::<52>(t[i]);
-        t[i] = _mm512_and_si512(t[i], mask);
-        t[i + 1] = _mm512_add_epi64(t[i + 1], c);
-    }
-    Fe(t)
+fn normalize<const N: usize>(t: [__m512i; N]) -> Fe<N> {
+    carry::<N, false>(t)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn normalize_signed<const N: usize>(t: [__m512i; N]) -> Fe<N> {
+    carry::<N, true>(t)
 }
 
 /// a + b (bounds add up).
