@@ -83,7 +83,10 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
         point_t q;
         msm_big::timings t;
         ms[1 + k] = best_of_two_ms([&] { q = msm_big::msm(gpu, d_points.get(), d_scalars.get(), n, windows[k], &t); });
-        ms[1 + nwindows + k] = t.total;
+        ms[1 + nwindows + 4 * k] = t.total;
+        ms[2 + nwindows + 4 * k] = t.first_sort;
+        ms[3 + nwindows + 4 * k] = t.sorts;
+        ms[4 + nwindows + 4 * k] = t.sums;
         std::memcpy(&ours[k], &q, sizeof(ours[k]));
     }
 }

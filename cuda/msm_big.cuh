@@ -153,9 +153,11 @@ inline point_t fold_window(const bucket_t* w2, const bucket_t* t2, const bucket_
     return v;
 }
 
-// Milliseconds of the phases, for the caller's report.
+// Milliseconds, for the caller's report: the whole MSM, the first window's digits + sort (before
+// any sum can start), and the sums of the windows' sort and bucket-sum kernel times (they overlap
+// each other: sort + sum above total means the overlap worked).
 struct timings {
-    float total = 0, first_sort = 0;
+    float total = 0, first_sort = 0, sorts = 0, sums = 0;
 };
 
 // The windows' widths: as many as 256 bits need at `c` bits each, the bits spread evenly (so
@@ -205,6 +207,8 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
 
     timing_event begin, first_sorted, end;
+    const uint32_t nev = t != nullptr ? nwin : 0;  // per-window events only when reporting
+    std::vector<timing_event> sort_from(nev), sum_from(nev), sort_to(nev), sum_to(nev);
     begin.record(sort_s);
     CUDA_OK(cudaStreamWaitEvent(sum_s, begin, 0));
     CUDA_OK(cudaStreamWaitEvent(fold_s, begin, 0));
@@ -217,6 +221,8 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
             CUDA_OK(cudaStreamWaitEvent(sort_s, st.summed, 0));
             CUDA_OK(cudaStreamWaitEvent(sum_s, st.folded, 0));
         }
+        if (nev)
+            sort_from[w].record(sort_s);
         digits<<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
         CUDA_OK(cudaGetLastError());
         size_t tb = temp_bytes;
@@ -225,14 +231,20 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         bounds<<<grid(gpu, n + 1), THREADS, 0, sort_s>>>(st.skeys.get(), n, m, st.start.get());
         CUDA_OK(cudaGetLastError());
         st.sorted.record(sort_s);
+        if (nev)
+            sort_to[w].record(sort_s);
         if (w == 0)
             first_sorted.record(sort_s);
 
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
+        if (nev)
+            sum_from[w].record(sum_s);
         sum_buckets<<<(m + 1 + THREADS - 1) / THREADS, THREADS, 0, sum_s>>>(d_points, st.svals.get(), st.start.get(), m,
                                                                              st.buckets.get());
         CUDA_OK(cudaGetLastError());
         st.summed.record(sum_s);
+        if (nev)
+            sum_to[w].record(sum_s);
 
         // The folds are latency-bound (few threads): they run beside the next window's sums.
         CUDA_OK(cudaStreamWaitEvent(fold_s, st.summed, 0));
@@ -254,6 +266,10 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     if (t != nullptr) {
         t->total = elapsed_ms(begin, end);
         t->first_sort = elapsed_ms(begin, first_sorted);
+        for (uint32_t w = 0; w < nwin; w++) {
+            t->sorts += elapsed_ms(sort_from[w], sort_to[w]);
+            t->sums += elapsed_ms(sum_from[w], sum_to[w]);
+        }
     }
 
     std::vector<point_t> win(nwin);

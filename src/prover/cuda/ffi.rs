@@ -293,20 +293,21 @@ pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
 }
 
 /// The one-pass big-MSM against sppark's on `points` repeated to `n` bases and n device-made
-/// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms).
+/// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms:
+/// [whole, first sort, all sorts, all bucket sums]).
 pub fn msm_bench(
     dev: i32,
     points: &[blstrs::G1Affine],
     n: usize,
     windows: &[u32],
     seed: u64,
-) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, f32)>)> {
+) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, [f32; 4])>)> {
     let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
     let mut ours = vec![zero; windows.len()];
     let mut peer = zero;
-    let mut ms = vec![0f32; 1 + 2 * windows.len()];
+    let mut ms = vec![0f32; 1 + 5 * windows.len()];
     // SAFETY: G1Affine is blst_p1_affine (96 bytes); the out arrays hold windows.len() points and
-    // 1 + 2·windows.len() floats, as the call writes.
+    // 1 + 5·windows.len() floats, as the call writes.
     check(unsafe {
         cuzk_cuda_msm_bench(
             dev,
@@ -323,7 +324,8 @@ pub fn msm_bench(
     })
     .map_err(to_err("msm bench"))?;
     let k = windows.len();
-    Ok(((g1(&peer), ms[0]), ours.iter().enumerate().map(|(i, p)| (g1(p), ms[1 + i], ms[1 + k + i])).collect()))
+    let ev = |i: usize| -> [f32; 4] { std::array::from_fn(|j| ms[1 + k + 4 * i + j]) };
+    Ok(((g1(&peer), ms[0]), ours.iter().enumerate().map(|(i, p)| (g1(p), ms[1 + i], ev(i))).collect()))
 }
 
 /// Whether device `dev` still works after a failed call (Err: its context is lost).
