@@ -1,5 +1,6 @@
 //! CPU multi-scalar multiplication tuned for PoRep witnesses, where most scalars are 0 or 1:
-//! zeros are skipped, ones are summed with plain mixed additions, and only the remaining
+//! zeros are skipped, ones are summed with plain mixed additions (G1: eight at a time on AVX-512
+//! IFMA where the CPU has it, [`super::ifma`]), and only the remaining
 //! "significant" scalars go through Pippenger: for G1, the AVX-512 IFMA one of
 //! [`super::ifma`] where the CPU has it and the MSM is big (ΣH), else blst's multi-threaded
 //! implementation (~2x faster than the generic one bellperson uses).
@@ -17,6 +18,11 @@ use crate::error::Result;
 pub trait BlstPoint: PrimeCurveAffine<Scalar = Scalar> + Send + Sync {
     /// Σ points[i] · scalars[i], scalars as 32-byte little-endian strings.
     fn pippenger(points: &[Self], scalars: &[u8]) -> Self::Curve;
+
+    /// Σ points[i] for i in `idx` (the scalar-one terms).
+    fn sum(points: &[Self], idx: &[u32]) -> Self::Curve {
+        idx.iter().fold(Self::Curve::identity(), |acc, &i| acc + points[i as usize])
+    }
 }
 
 impl BlstPoint for G1Affine {
@@ -27,6 +33,10 @@ impl BlstPoint for G1Affine {
             }
         }
         blst_g1(points, scalars)
+    }
+
+    fn sum(points: &[Self], idx: &[u32]) -> G1Projective {
+        super::ifma::sum_g1(points, idx).unwrap_or_else(|| idx.iter().fold(G1Projective::identity(), |acc, &i| acc + points[i as usize]))
     }
 }
 
@@ -106,7 +116,7 @@ pub fn msm_sparse<G: BlstPoint>(
         .par_iter()
         .map(|&(i0, mut j)| {
             let end = (i0 + chunk).min(exps.len());
-            let mut ones = G::Curve::identity();
+            let mut ones = Vec::new();
             let mut sig = Vec::new();
             let mut st = MsmStats::default();
             for i in i0..end {
@@ -119,7 +129,7 @@ pub fn msm_sparse<G: BlstPoint>(
                 if bool::from(s.is_zero()) {
                     st.zeros += 1;
                 } else if *s == Scalar::ONE {
-                    ones += bases[j];
+                    ones.push(j as u32);
                     st.ones += 1;
                 } else {
                     sig.push((j as u32, *s));
@@ -127,7 +137,7 @@ pub fn msm_sparse<G: BlstPoint>(
                 }
                 j += 1;
             }
-            (ones, sig, st)
+            (G::sum(bases, &ones), sig, st)
         })
         .collect();
 

@@ -15,6 +15,8 @@ mod ntt;
 mod pippenger;
 #[cfg(target_arch = "x86_64")]
 mod point;
+#[cfg(target_arch = "x86_64")]
+mod sum;
 
 use blstrs::{G1Affine, G1Projective};
 
@@ -55,6 +57,23 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &[u8], c: Option<usize>) -> Option<G1
         let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
         let c = c.unwrap_or_else(|| window_bits(bases.len()));
         let out = pippenger::msm(raw, scalars, c);
+        Some(unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+/// Σ bases[i] for i in `idx` (indices in range) on the IFMA code; None when this CPU lacks it.
+pub fn sum_g1(bases: &[G1Affine], idx: &[u32]) -> Option<G1Projective> {
+    if !available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(idx.iter().all(|&i| (i as usize) < bases.len()), "indices in range");
+        // SAFETY: as in `msm_g1`; the caller checked `available`.
+        let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
+        let out = unsafe { sum::sum(raw, idx) };
         Some(unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) })
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -146,6 +165,31 @@ mod tests {
         let s2: Vec<Scalar> = half.iter().chain(half.iter()).copied().collect();
         let sum = msm_g1(&pairs, &bytes(&s2), Some(10)).unwrap();
         assert!(bool::from(sum.is_identity()), "pairs that cancel sum to the identity");
+    }
+
+    #[test]
+    fn sum_equals_blst_with_equal_opposite_and_infinite_points() {
+        if !available() {
+            eprintln!("skipped: this CPU has no AVX-512 IFMA");
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        let pts = points(3000, &mut rng);
+        let naive = |b: &[G1Affine], idx: &[u32]| idx.iter().fold(G1Projective::identity(), |a, &i| a + b[i as usize]);
+        for n in [0usize, 1, 9, 15, 16, 17, 100, 2999] {
+            let idx: Vec<u32> = (0..n as u32).map(|i| (i * 7) % 3000).collect();
+            assert_eq!(sum_g1(&pts, &idx).unwrap().to_affine(), naive(&pts, &idx).to_affine(), "n={n}");
+        }
+        // A point twice in one lane (indices 8 apart), a point and its negation, infinity.
+        let mut b = pts.clone();
+        b[40] = b[32];
+        b[48] = (-G1Projective::from(b[56])).to_affine();
+        b[64] = G1Affine::identity();
+        let idx: Vec<u32> = (0..200).collect();
+        assert_eq!(sum_g1(&b, &idx).unwrap().to_affine(), naive(&b, &idx).to_affine(), "degenerate lanes");
+        let all_same = vec![pts[5]; 100];
+        let idx: Vec<u32> = (0..100).collect();
+        assert_eq!(sum_g1(&all_same, &idx).unwrap().to_affine(), naive(&all_same, &idx).to_affine(), "all equal");
     }
 
     #[test]
