@@ -71,22 +71,55 @@ __global__ void bounds(const uint32_t* keys, size_t n, uint32_t m, uint32_t* sta
     }
 }
 
-// buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
-// at infinity, its weight is zero).
-__global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
-                                                      const uint32_t* start, uint32_t m, bucket_h* buckets)
+// Bucket b's size (capped at 2^16 − 1: beyond that the order no longer matters) as a sort key,
+// for b in 1..=m (bucket 0 is digit 0, never summed).
+__global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, uint32_t* ids)
 {
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b > m)
+    for (uint32_t b = 1 + blockIdx.x * blockDim.x + threadIdx.x; b <= m; b += gridDim.x * blockDim.x) {
+        keys[b - 1] = min(start[b + 1] - start[b], 0xffffu);
+        ids[b - 1] = b;
+    }
+}
+
+// buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
+// at infinity, its weight is zero). One thread per bucket; a warp runs as long as its largest
+// bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
+// warps and blocks of near-equal work, the largest first) and thread m bucket 0. With PREFETCH
+// the next point's load is issued before the current addition.
+template<bool BALANCED, bool PREFETCH>
+__global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
+                                                      const uint32_t* start, const uint32_t* order, uint32_t m,
+                                                      bucket_h* buckets)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t > m)
         return;
+    uint32_t b = BALANCED ? (t == m ? 0 : order[t]) : t;
     bucket_t acc;
     acc.inf();
-    if (b != 0)
-        for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
-            uint32_t v = vals[j];
-            affine_t p = points[v & 0x7fffffff];
-            acc.add(p, v >> 31);
+    if (b != 0) {
+        uint32_t j = start[b], e = start[b + 1];
+        if (PREFETCH) {
+            if (j < e) {
+                uint32_t v = vals[j];
+                affine_t p = points[v & 0x7fffffff];
+                for (j++; j < e; j++) {
+                    uint32_t vn = vals[j];
+                    affine_t q = points[vn & 0x7fffffff];
+                    acc.add(p, v >> 31);
+                    p = q;
+                    v = vn;
+                }
+                acc.add(p, v >> 31);
+            }
+        } else {
+            for (; j < e; j++) {
+                uint32_t v = vals[j];
+                affine_t p = points[v & 0x7fffffff];
+                acc.add(p, v >> 31);
+            }
         }
+    }
     buckets[b] = acc;
 }
 
@@ -171,10 +204,28 @@ inline std::vector<uint32_t> widths(uint32_t c)
     return w;
 }
 
+// What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
+enum variant : uint32_t { NATURAL_ORDER = 1, NO_PREFETCH = 2 };
+
+inline void launch_sums(bool balanced, bool prefetch, uint32_t m, cudaStream_t s, const affine_t* points,
+                        const uint32_t* vals, const uint32_t* start, const uint32_t* order, bucket_h* buckets)
+{
+    const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
+    if (balanced && prefetch)
+        sum_buckets<true, true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    else if (balanced)
+        sum_buckets<true, false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    else if (prefetch)
+        sum_buckets<false, true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    else
+        sum_buckets<false, false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    CUDA_OK(cudaGetLastError());
+}
+
 // Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
-// about c bits (12..24). Synchronous.
+// about c bits (12..24); `flags` (variant) only for measurements. Synchronous.
 inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_scalars, size_t n, uint32_t c,
-                   timings* t = nullptr)
+                   timings* t = nullptr, uint32_t flags = 0)
 {
     point_t out;
     out.inf();
@@ -187,19 +238,24 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
     stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
-    size_t temp_bytes = 0;
+    const bool balanced = (flags & NATURAL_ORDER) == 0, prefetch = (flags & NO_PREFETCH) == 0;
+    // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
+    size_t temp_bytes = 0, order_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
                                             (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
+    CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
+                                                      (const uint32_t*)nullptr, (uint32_t*)nullptr, mmax, 0, 16));
+    temp_bytes = std::max(temp_bytes, order_bytes);
     // Two sets, so window w + 1 sorts while window w sums (from the device's pool: reused by
     // the next MSM, and by sppark's, without new mappings).
     struct set_t {
-        pool_buffer<uint32_t> keys, vals, skeys, svals, start;
+        pool_buffer<uint32_t> keys, vals, skeys, svals, start, order;
         pool_buffer<bucket_h> buckets, w1, t1;
         pool_buffer<char> temp;
         timing_event sorted, summed, folded;
         set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, cudaStream_t s)
-            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), buckets(mmax + 1, s),
-              w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
+            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), order(mmax, s),
+              buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
         {}
     };
     set_t set[2] = {{n, mmax, k1max, temp_bytes, sort_s}, {n, mmax, k1max, temp_bytes, sort_s}};
@@ -230,6 +286,14 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
                                                 st.svals.get(), n, 0, (int)cw, (cudaStream_t)sort_s));
         bounds<<<grid(gpu, n + 1), THREADS, 0, sort_s>>>(st.skeys.get(), n, m, st.start.get());
         CUDA_OK(cudaGetLastError());
+        if (balanced) {  // buckets by size, largest first (keys, vals and skeys are free again)
+            bucket_sizes<<<grid(gpu, m), THREADS, 0, sort_s>>>(st.start.get(), m, st.keys.get(), st.vals.get());
+            CUDA_OK(cudaGetLastError());
+            tb = temp_bytes;
+            CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(st.temp.get(), tb, st.keys.get(), st.skeys.get(),
+                                                              st.vals.get(), st.order.get(), m, 0, 16,
+                                                              (cudaStream_t)sort_s));
+        }
         st.sorted.record(sort_s);
         if (nev)
             sort_to[w].record(sort_s);
@@ -239,9 +303,8 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        sum_buckets<<<(m + 1 + THREADS - 1) / THREADS, THREADS, 0, sum_s>>>(d_points, st.svals.get(), st.start.get(), m,
-                                                                             st.buckets.get());
-        CUDA_OK(cudaGetLastError());
+        launch_sums(balanced, prefetch, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
+                    st.buckets.get());
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);
