@@ -614,7 +614,10 @@ inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const
     if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW);
+    // The buckets-by-size order and the prefetch (2026-12-02, second session) are not yet measured
+    // on the device: the prover keeps the kernel whose proofs were checked byte for byte.
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr,
+                        (uint32_t)msm_big::NATURAL_ORDER | (uint32_t)msm_big::NO_PREFETCH);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |
