@@ -231,8 +231,9 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     out.inf();
     if (n == 0)
         return out;
-    if (c < 12 || c > 24 || n >= (1u << 31))
-        throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + " or size " + std::to_string(n)};
+    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~(uint32_t)(NATURAL_ORDER | NO_PREFETCH)) != 0)
+        throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
+                                                    " or flags " + std::to_string(flags)};
     const std::vector<uint32_t> width = widths(c);
     const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
@@ -243,8 +244,10 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     size_t temp_bytes = 0, order_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
                                             (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
-    CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
-                                                      (const uint32_t*)nullptr, (uint32_t*)nullptr, mmax, 0, 16));
+    if (balanced)
+        CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr,
+                                                          (uint32_t*)nullptr, (const uint32_t*)nullptr,
+                                                          (uint32_t*)nullptr, mmax, 0, 16));
     temp_bytes = std::max(temp_bytes, order_bytes);
     // Two sets, so window w + 1 sorts while window w sums (from the device's pool: reused by
     // the next MSM, and by sppark's, without new mappings).
@@ -253,12 +256,12 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         pool_buffer<bucket_h> buckets, w1, t1;
         pool_buffer<char> temp;
         timing_event sorted, summed, folded;
-        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, cudaStream_t s)
-            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), order(mmax, s),
+        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, bool balanced, cudaStream_t s)
+            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), order(balanced ? mmax : 0, s),
               buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
         {}
     };
-    set_t set[2] = {{n, mmax, k1max, temp_bytes, sort_s}, {n, mmax, k1max, temp_bytes, sort_s}};
+    set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
     // Level-2 results of every window: w2, t2, p2.
     pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
 
