@@ -5,7 +5,8 @@
 // (compute-bound). Per window:
 //   digits   Booth digit of every scalar: key = |digit| (bucket), value = index | sign << 31
 //   sort     CUB radix sort by bucket; `bounds` finds each bucket's range in the sorted values
-//   buckets  one thread per bucket sums its points (sppark's complete XYZZ mixed addition)
+//   buckets  one thread per bucket sums its points (sppark's complete XYZZ mixed addition),
+//            buckets taken largest first (a second, 16-bit sort by bucket size)
 //   fold     Σ_b b·B_b by running sums over segments of 32 buckets, twice (on a third stream:
 //            latency-bound, it shares the device with the next window's sums)
 // The host finishes each window from ~1000 points and combines the windows (Horner).
@@ -84,9 +85,10 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
 // at infinity, its weight is zero). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
-// warps and blocks of near-equal work, the largest first) and thread m bucket 0. With PREFETCH
-// the next point's load is issued before the current addition.
-template<bool BALANCED, bool PREFETCH>
+// warps and blocks of near-equal work, the largest first) and thread m bucket 0. On the H200 at
+// 2^27 that took the MSM from 939 to 837 ms at c = 20 (issuing the next point's load before the
+// current addition gained nothing, so it is gone).
+template<bool BALANCED>
 __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                       const uint32_t* start, const uint32_t* order, uint32_t m,
                                                       bucket_h* buckets)
@@ -97,29 +99,12 @@ __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, c
     uint32_t b = BALANCED ? (t == m ? 0 : order[t]) : t;
     bucket_t acc;
     acc.inf();
-    if (b != 0) {
-        uint32_t j = start[b], e = start[b + 1];
-        if (PREFETCH) {
-            if (j < e) {
-                uint32_t v = vals[j];
-                affine_t p = points[v & 0x7fffffff];
-                for (j++; j < e; j++) {
-                    uint32_t vn = vals[j];
-                    affine_t q = points[vn & 0x7fffffff];
-                    acc.add(p, v >> 31);
-                    p = q;
-                    v = vn;
-                }
-                acc.add(p, v >> 31);
-            }
-        } else {
-            for (; j < e; j++) {
-                uint32_t v = vals[j];
-                affine_t p = points[v & 0x7fffffff];
-                acc.add(p, v >> 31);
-            }
+    if (b != 0)
+        for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
+            uint32_t v = vals[j];
+            affine_t p = points[v & 0x7fffffff];
+            acc.add(p, v >> 31);
         }
-    }
     buckets[b] = acc;
 }
 
@@ -205,20 +190,16 @@ inline std::vector<uint32_t> widths(uint32_t c)
 }
 
 // What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
-enum variant : uint32_t { NATURAL_ORDER = 1, NO_PREFETCH = 2 };
+enum variant : uint32_t { NATURAL_ORDER = 1 };
 
-inline void launch_sums(bool balanced, bool prefetch, uint32_t m, cudaStream_t s, const affine_t* points,
-                        const uint32_t* vals, const uint32_t* start, const uint32_t* order, bucket_h* buckets)
+inline void launch_sums(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
+                        const uint32_t* start, const uint32_t* order, bucket_h* buckets)
 {
     const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
-    if (balanced && prefetch)
-        sum_buckets<true, true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
-    else if (balanced)
-        sum_buckets<true, false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
-    else if (prefetch)
-        sum_buckets<false, true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    if (balanced)
+        sum_buckets<true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
     else
-        sum_buckets<false, false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+        sum_buckets<false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
     CUDA_OK(cudaGetLastError());
 }
 
@@ -231,7 +212,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     out.inf();
     if (n == 0)
         return out;
-    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~(uint32_t)(NATURAL_ORDER | NO_PREFETCH)) != 0)
+    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~(uint32_t)NATURAL_ORDER) != 0)
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
                                                     " or flags " + std::to_string(flags)};
     const std::vector<uint32_t> width = widths(c);
@@ -239,7 +220,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
     stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
-    const bool balanced = (flags & NATURAL_ORDER) == 0, prefetch = (flags & NO_PREFETCH) == 0;
+    const bool balanced = (flags & NATURAL_ORDER) == 0;
     // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
     size_t temp_bytes = 0, order_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
@@ -306,7 +287,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        launch_sums(balanced, prefetch, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
+        launch_sums(balanced, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
                     st.buckets.get());
         st.summed.record(sum_s);
         if (nev)

@@ -601,10 +601,11 @@ inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     });
 }
 
-// The H MSM's size from which the one-pass big-MSM beats sppark's Pippenger on the H200 (0.87x
-// at 2^26, 0.83x at 2^27 with 20-bit windows; slower at 2^24: BENCHMARKS.md, 2026-12-02).
+// The H MSM's size from which the one-pass big-MSM beats sppark's Pippenger on the H200 (slower
+// at 2^24 before the buckets were balanced). 22-bit windows (12 windows): 0.74x sppark at 2^26,
+// 0.72x at 2^27, against 0.77x and 0.76x with 20 bits (BENCHMARKS.md, 2026-12-03).
 constexpr size_t MSM_BIG_MIN_POINTS = (size_t)1 << 25;
-constexpr uint32_t MSM_BIG_WINDOW = 20;
+constexpr uint32_t MSM_BIG_WINDOW = 22;
 
 // The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS (unless the caller asked for
 // sppark's), else sppark's Pippenger.
@@ -614,10 +615,7 @@ inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const
     if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
-    // The buckets-by-size order and the prefetch (2026-12-02, second session) are not yet measured
-    // on the device: the prover keeps the kernel whose proofs were checked byte for byte.
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr,
-                        (uint32_t)msm_big::NATURAL_ORDER | (uint32_t)msm_big::NO_PREFETCH);
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |

@@ -65,7 +65,7 @@ pub(crate) fn ceiling(_args: &[String]) -> bool {
 /// sppark's Pippenger on the same input (2^16 distinct random bases repeated, device-made
 /// scalars), per size: both times and whether the sums agree. A window given as c + 100·flags
 /// turns parts off to measure them (flags of `msm_big::variant`: 1 buckets in natural order
-/// instead of by size, 2 no prefetch of the next point; 320 = c 20 with neither).
+/// instead of by size; 120 = c 20 so).
 pub(crate) fn msm_bench(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     let list = |name: &str, dflt: &str| -> Vec<u32> {
