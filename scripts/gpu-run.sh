@@ -63,14 +63,22 @@ chmod +x .gpu-carry/* 2>/dev/null
 } > "$OUT/env.log" 2>&1
 cat "$OUT/env.log"
 
+# The 2 KiB params are made in the background while the first stages run, unless a timed stage
+# (the engine or GPU benchmarks, which would share the 16 cores with it) comes before the first
+# stage that needs them: then they are made first, before any stage.
 fixture_pid=""
 need_fixture=0
-for s in "${stages[@]}"; do case ${s#alt-} in selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1 ;; esac; done
+timed_first=0
+for s in "${stages[@]}"; do case ${s#alt-} in
+  selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1; break ;;
+  shaped-*|synth-*|peer-synth-*|msm|ceiling) timed_first=1 ;;
+esac; done
 mkdir -p "$CUZK_FIXTURES_DIR/sectors"
 [ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
 if [ $need_fixture = 1 ]; then
   ( "$BIN" fixture > "$OUT/fixture.log" 2>&1 ) &
   fixture_pid=$!
+  [ $timed_first = 1 ] && { wait "$fixture_pid"; echo "== fixture made first: $(tail -1 "$OUT/fixture.log")"; fixture_pid=""; }
 fi
 wait_fixture() {
   if [ -n "$fixture_pid" ]; then wait "$fixture_pid"; fixture_pid=""; tail -3 "$OUT/fixture.log"; fi
@@ -87,14 +95,36 @@ wait_kinds() {
   if [ -n "$kinds_pid" ]; then wait "$kinds_pid"; kinds_pid=""; tail -2 "$OUT/fixture-kinds.log"; fi
 }
 
+# The process under `timeout` PID: GPU state, its threads' states and kernel wait channels, and
+# their kernel stacks (grouped), so a stage that hangs says where.
+hang_report() {
+  local p; p=$(pgrep -P "$1" | head -1)
+  date -u
+  nvidia-smi --query-gpu=utilization.gpu,memory.used,clocks.sm --format=csv
+  nvidia-smi --query-compute-apps=pid,used_memory --format=csv
+  free -g
+  [ -n "$p" ] || { echo "no child of $1"; return; }
+  echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
+  for th in /proc/$p/task/*; do echo "$(cat $th/comm) $(awk '{print $3}' $th/stat) $(cat $th/wchan)"; done | sort | uniq -c | sort -rn
+  cat /proc/$p/task/*/stack 2>/dev/null | sort | uniq -c | sort -rn | head -30
+}
+
 run() { # name cap cmd...
   local name=$PREFIX$1 cap=$2; shift 2
   local l; l=$(left)
   local t=$((cap < l - 10 ? cap : l - 10))
   if [ "$t" -lt 20 ]; then echo "== $name: skipped, ${l}s left"; return; fi
   echo "== $name (timeout ${t}s)"
-  timeout "$t" "$@" > "$OUT/$name.log" 2>&1
-  echo "   rc=$? after $(( $(date +%s) - start ))s"
+  local t0 rc pid dog; t0=$(date +%s)
+  timeout "$t" "$@" > "$OUT/$name.log" 2>&1 &
+  pid=$!
+  # 5 s before the timeout, what the stage's process is doing (a hang's evidence, before the kill).
+  ( sleep $((t - 5)); hang_report "$pid" > "$OUT/$name.hang.log" 2>&1 ) &
+  dog=$!
+  wait "$pid"; rc=$?
+  kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null
+  echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
+  [ -s "$OUT/$name.hang.log" ] && { echo "   hang report:"; head -40 "$OUT/$name.hang.log"; }
   grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^msm 2|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
