@@ -85,9 +85,8 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
 // at infinity, its weight is zero). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
-// warps and blocks of near-equal work, the largest first) and thread m bucket 0. On the H200 at
-// 2^27 that took the MSM from 939 to 837 ms at c = 20 (issuing the next point's load before the
-// current addition gained nothing, so it is gone).
+// warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
+// cuda/NOTES.md).
 template<bool BALANCED>
 __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                       const uint32_t* start, const uint32_t* order, uint32_t m,

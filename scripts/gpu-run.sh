@@ -75,10 +75,12 @@ for s in "${stages[@]}"; do case ${s#alt-} in
 esac; done
 mkdir -p "$CUZK_FIXTURES_DIR/sectors"
 [ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
-if [ $need_fixture = 1 ]; then
+if [ $need_fixture = 1 ] && [ $timed_first = 1 ]; then
+  "$BIN" fixture > "$OUT/fixture.log" 2>&1
+  echo "== fixture made first: $(tail -1 "$OUT/fixture.log")"
+elif [ $need_fixture = 1 ]; then
   ( "$BIN" fixture > "$OUT/fixture.log" 2>&1 ) &
   fixture_pid=$!
-  [ $timed_first = 1 ] && { wait "$fixture_pid"; echo "== fixture made first: $(tail -1 "$OUT/fixture.log")"; fixture_pid=""; }
 fi
 wait_fixture() {
   if [ -n "$fixture_pid" ]; then wait "$fixture_pid"; fixture_pid=""; tail -3 "$OUT/fixture.log"; fi
@@ -115,16 +117,19 @@ run() { # name cap cmd...
   local t=$((cap < l - 10 ? cap : l - 10))
   if [ "$t" -lt 20 ]; then echo "== $name: skipped, ${l}s left"; return; fi
   echo "== $name (timeout ${t}s)"
-  local t0 rc pid dog; t0=$(date +%s)
+  local t0 rc pid dog nap; t0=$(date +%s)
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1 &
   pid=$!
   # 5 s before the timeout, what the stage's process is doing (a hang's evidence, before the kill).
-  ( sleep $((t - 5)); hang_report "$pid" > "$OUT/$name.hang.log" 2>&1 ) &
+  # Its output (the sleep's too) goes to the file: an orphaned sleep holding our stdout would keep
+  # the device call open.
+  ( sleep $((t - 5)) && hang_report "$pid" ) > "$OUT/$name.hang.log" 2>&1 &
   dog=$!
   wait "$pid"; rc=$?
-  kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null
+  nap=$(pgrep -P "$dog")
+  kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null; [ -n "$nap" ] && kill $nap 2>/dev/null
   echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
-  [ -s "$OUT/$name.hang.log" ] && { echo "   hang report:"; head -40 "$OUT/$name.hang.log"; }
+  if [ -s "$OUT/$name.hang.log" ]; then echo "   hang report:"; head -40 "$OUT/$name.hang.log"; else rm -f "$OUT/$name.hang.log"; fi
   grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^msm 2|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
