@@ -5,7 +5,7 @@
 # background while the synthetic checks run). Logs go to $OUT (default /tmp/gpu-out).
 #
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
-#   stages: selftest (synthetic sizes + memory loop), selftest-2kib, bench-2kib, supraseal (the
+#   stages: selftest (synthetic sizes + memory loop; SELFTEST_CAP seconds), selftest-2kib, bench-2kib, supraseal (the
 #           peer on the same C1), supraseal-stream (STREAM_JOBS peer C2 calls shared by each of
 #           STREAM_THREADS thread counts of one process; pair with e2e and E2E_JOBS), e2e / e2e-W / e2e-lL (engine latency and 16 jobs; W synthesis workers; L GPU lanes), synth-N (2^N
 #           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
@@ -109,6 +109,8 @@ hang_report() {
   echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
   for th in /proc/$p/task/*; do echo "$(cat $th/comm) $(awk '{print $3}' $th/stat) $(cat $th/wchan)"; done | sort | uniq -c | sort -rn
   cat /proc/$p/task/*/stack 2>/dev/null | sort | uniq -c | sort -rn | head -30
+  # Each thread's return-address candidates (symbolize here: scripts/stack-scan.py symbolize).
+  python3 scripts/stack-scan.py scan "$p" 2>&1
 }
 
 run() { # name cap cmd...
@@ -170,7 +172,7 @@ for s0 in "${stages[@]}"; do
   BIN_RUN=$BIN; s=$s0; PREFIX=
   if [ "${s0#alt-}" != "$s0" ]; then BIN=${ALT_BIN:?alt- stages need ALT_BIN}; s=${s0#alt-}; PREFIX=alt-; fi
   case $s in
-    selftest) run selftest 260 "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
+    selftest) run selftest ${SELFTEST_CAP:-260} "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
     bench-2kib) wait_fixture; run bench-2kib 120 "$BIN" bench-2kib --runs 5 --cpu-runs ${CPU_RUNS:-2} ;;
     e2e|e2e-*) w=${s#e2e-}; [ "$w" = e2e ] && w=${SYNTH_WORKERS:-14}; l=${GPU_LANES:-0}

@@ -95,6 +95,18 @@ fn bitrev_powers(h: Scalar, c: Scalar, log_n: u32) -> (Vec<Scalar>, Vec<Scalar>)
     (lo, hi)
 }
 
+/// `cell`'s value, built by `build` outside any lock when missing. The builds run rayon jobs, and
+/// a thread waiting in one may steal a job that asks for the same value: a `OnceLock` initializer
+/// would then wait for itself (a deadlock seen with 16 threads, the three NTTs of one proof asking
+/// for one domain's tables). First users racing may each build; one value is kept.
+fn get_or_build<T>(cell: &OnceLock<T>, build: impl FnOnce() -> T) -> &T {
+    if let Some(v) = cell.get() {
+        return v;
+    }
+    let _ = cell.set(build()); // lost the race: ours is dropped
+    cell.get().expect("set above")
+}
+
 impl Domain {
     fn build(log_n: u32) -> Domain {
         let n = 1usize << log_n;
@@ -115,7 +127,7 @@ impl Domain {
     }
 
     pub(crate) fn scalar_tables(&self) -> &ScalarTables {
-        self.scalar.get_or_init(|| self.make_scalar_tables())
+        get_or_build(&self.scalar, || self.make_scalar_tables())
     }
 
     fn make_scalar_tables(&self) -> ScalarTables {
@@ -138,11 +150,9 @@ impl Domain {
     /// the scalar path already holds them).
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn ifma_tables(&self) -> &super::ifma::NttTables {
-        self.ifma.get_or_init(|| {
-            match self.scalar.get() {
-                Some(t) => super::ifma::NttTables::build(self, t),
-                None => super::ifma::NttTables::build(self, &self.make_scalar_tables()),
-            }
+        get_or_build(&self.ifma, || match self.scalar.get() {
+            Some(t) => super::ifma::NttTables::build(self, t),
+            None => super::ifma::NttTables::build(self, &self.make_scalar_tables()),
         })
     }
 
@@ -261,6 +271,7 @@ pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>)
     for v in [&mut a, &mut b, &mut c] {
         v.resize(n, Scalar::ZERO);
     }
+    d.scalar_tables(); // built once here, not by each of the three racing NTTs
     rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
     let (b, c) = b_c_into(&d, &mut a, b, c);
     let t = d.scalar_tables();
@@ -314,6 +325,42 @@ pub fn natural_index(d: &Domain, j: usize) -> usize {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// Runs `f` on another thread; fails instead of hanging if it has not returned in `secs`.
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()).ok());
+        rx.recv_timeout(std::time::Duration::from_secs(secs)).expect("deadlocked")
+    }
+
+    #[test]
+    fn a_build_that_asks_for_its_own_value_does_not_deadlock() {
+        let v = within(10, || {
+            let cell = OnceLock::new();
+            // What a stolen rayon job does: asks for the value while it is being built.
+            let outer = *get_or_build(&cell, || *get_or_build(&cell, || 1) + 1);
+            (outer, *cell.get().unwrap())
+        });
+        assert_eq!(v, (1, 1), "the first value set is kept and returned to both");
+    }
+
+    #[test]
+    fn fresh_domains_three_ntts_at_once_on_many_threads() {
+        // The CPU prover's three coset NTTs, each asking a fresh domain for its tables while
+        // the tables' build waits in rayon jobs (this deadlocked a 16-core machine; with the
+        // tables built inside a OnceLock it hangs here too, within seconds).
+        within(60, || {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(12).build().unwrap();
+            pool.install(|| {
+                for i in 0..60 {
+                    let d = Domain::build(10 + i % 3);
+                    let mut v: Vec<Vec<Scalar>> = (0..3).map(|k| vec![Scalar::from(k as u64 + 1); d.n]).collect();
+                    let [a, b, c] = &mut v[..] else { unreachable!() };
+                    rayon::join(|| to_coset(&d, a), || rayon::join(|| to_coset(&d, b), || to_coset(&d, c)));
+                }
+            })
+        });
+    }
 
     fn naive_dft(x: &[Scalar], u: Scalar) -> Vec<Scalar> {
         let n = x.len();
