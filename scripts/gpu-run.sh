@@ -8,8 +8,10 @@
 #   stages: selftest (synthetic sizes + memory loop; SELFTEST_CAP seconds), selftest-2kib, bench-2kib, supraseal (the
 #           peer on the same C1), supraseal-stream (STREAM_JOBS peer C2 calls shared by each of
 #           STREAM_THREADS thread counts of one process; pair with e2e and E2E_JOBS), e2e / e2e-W / e2e-lL (engine latency and 16 jobs; W synthesis workers; L GPU lanes), synth-N (2^N
-#           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape)
-#           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload),
+#           PoRep-like partition), synth-32g (130,278,869 constraints: a 32 GiB partition's shape;
+#           then STREAM_32G copies on two threads)
+#           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload; cuzk also proves
+#           PEER_STREAM copies on two threads, the throughput beside the peer's batch of PEER_BATCH),
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
 #           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
 #           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
@@ -132,7 +134,7 @@ run() { # name cap cmd...
   kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null; [ -n "$nap" ] && kill $nap 2>/dev/null
   echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
   if [ -s "$OUT/$name.hang.log" ]; then echo "   hang report:"; head -40 "$OUT/$name.hang.log"; else rm -f "$OUT/$name.hang.log"; fi
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^msm 2|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^stream 2|^test |IMAD|^msm 2|SRS preloaded|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -146,7 +148,7 @@ peer_synth() {
   local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
   echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
   if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
-  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --cpu-b-g2-runs 0 --distinct $((1 << 20)) \
+  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --cpu-b-g2-runs 0 --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
       --export-witness "$w" --export-params "$params"
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
@@ -185,7 +187,7 @@ for s0 in "${stages[@]}"; do
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         .gpu-carry/supraseal-c2-bench stream "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" \
         "${STREAM_JOBS:-32}" "${STREAM_THREADS:-1,8,16,32}" ;;
-    synth-32g) run synth-32g 300 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --sppark-h-runs ${SPPARK_H_RUNS:-3} \
+    synth-32g) run synth-32g 360 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --sppark-h-runs ${SPPARK_H_RUNS:-3} --stream "${STREAM_32G:-3}" \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;

@@ -15,11 +15,12 @@
 //!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
 //!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
-//!                            [--export-witness DIR] [--export-params FILE]
+//!                            [--export-witness DIR] [--export-params FILE] [--stream K]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
 //!                                        its first D points if given; both B_G2 placements); then
-//!                                        writes the workload for `supraseal-c2-bench raw`
+//!                                        writes the workload for `supraseal-c2-bench raw`; then K
+//!                                        copies proved by two threads at once (throughput)
 //!
 //!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W] [--gpu-lanes L]
 //!                                        the whole 2 KiB C2 through the engine with backend "cuda":
