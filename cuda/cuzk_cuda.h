@@ -67,6 +67,8 @@ enum {
                                   (one Pippenger instead of three; the proof only needs that sum) */
     CUZK_CUDA_MSM_H_SPPARK = 8, /* the H MSM through sppark's Pippenger even where the one-pass
                                   big-MSM (cuda/msm_big.cuh) is used by default (2^26 points and up) */
+    CUZK_CUDA_SPMV_WARP = 16,   /* a recorded circuit's a, b, c by warps walking the terms (cuzk_spmv_warp)
+                                  instead of one row per thread; the same values */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless

@@ -42,38 +42,143 @@ void cuzk_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_raw z_inv_raw, s
 #endif
 }
 
-// out[r] = Σ coefficient · value over row r of a recorded matrix (cuzk_cuda_matrix): a, b or c
-// from the witness w = [input | aux]. Out-of-range rows or terms are skipped and flag *bad.
+// One term of a recorded matrix (cuzk_cuda_matrix) times its witness value, w = [input | aux];
+// an out-of-range variable or coefficient flags *bad and counts as zero.
+__device__ __forceinline__ fr_t spmv_term(uint64_t x, const fr_t* coeffs, uint32_t ncoeffs, const fr_t* input,
+                                          uint32_t ninput, const fr_t* aux, uint32_t naux, uint32_t* bad)
+{
+    fr_t v;
+#ifdef __CUDA_ARCH__
+    v = fr_t::one(1);  // zero
+    uint32_t var = (uint32_t)x, c = (uint32_t)(x >> 32), i = var & 0x7fffffffu;
+    const bool is_input = (var & 0x80000000u) != 0;
+    if (i >= (is_input ? ninput : naux) || c >= ncoeffs) {
+        *bad = 1;
+        return v;
+    }
+    const fr_t w = is_input ? input[i] : aux[i];
+    if (c == 0)
+        v = w;
+    else if (c == 1)
+        v -= w;
+    else
+        v = w * coeffs[c];
+#endif
+    return v;
+}
+
+// out[r] = Σ coefficient · value over row r; a malformed row (its end beyond the terms or
+// before its start) flags *bad and is left empty.
+__device__ __forceinline__ void spmv_row(size_t r, fr_t* out, const uint32_t* end, const uint64_t* terms,
+                                         uint64_t nterms, const fr_t* coeffs, uint32_t ncoeffs, const fr_t* input,
+                                         uint32_t ninput, const fr_t* aux, uint32_t naux, uint32_t* bad)
+{
+#ifdef __CUDA_ARCH__
+    uint64_t start = r == 0 ? 0 : end[r - 1], stop = end[r];
+    if (stop > nterms || start > stop) {
+        *bad = 1;
+        stop = start;
+    }
+    fr_t acc = fr_t::one(1);  // zero
+    for (uint64_t t = start; t < stop; t++)
+        acc += spmv_term(terms[t], coeffs, ncoeffs, input, ninput, aux, naux, bad);
+    out[r] = acc;
+#endif
+}
+
+// a, b or c of a recorded matrix, one row per thread (field sums are exact, so both kernels give
+// the same values whatever their order of addition).
 __launch_bounds__(256) __global__
 void cuzk_spmv(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t nterms, const fr_t* coeffs,
                uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux, size_t rows,
                uint32_t* bad)
 {
+    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += (size_t)blockDim.x * gridDim.x)
+        spmv_row(r, out, end, terms, nterms, coeffs, ncoeffs, input, ninput, aux, naux, bad);
+}
+
+// The same by warps (CUZK_CUDA_SPMV_WARP). One row per thread makes a warp wait for its longest
+// row while its 32 threads read 32 rows' terms at once (uncoalesced). Here a warp takes 32
+// consecutive rows, whose terms are contiguous, and walks them 32 terms at a time: lane l
+// evaluates term base + l, a segmented warp scan sums the values row by row, and the last lane
+// of each row in the chunk adds the row's sum to the row's accumulator in shared memory. A group
+// with a malformed row takes the row-per-lane path (same flags, same values).
+constexpr uint32_t SPMV_WARPS = 8;  // warps per 256-thread block
+
+__launch_bounds__(256) __global__
+void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t nterms, const fr_t* coeffs,
+                    uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux,
+                    size_t rows, uint32_t* bad)
+{
 #ifdef __CUDA_ARCH__
-    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += (size_t)blockDim.x * gridDim.x) {
-        uint64_t start = r == 0 ? 0 : end[r - 1], stop = end[r];
-        if (stop > nterms || start > stop) {
-            *bad = 1;
-            stop = start;
+    constexpr uint32_t FULL = 0xffffffffu, LIMBS = sizeof(fr_t) / sizeof(uint32_t);
+    __shared__ uint32_t sums[SPMV_WARPS][32][LIMBS];  // row j of the group: sums[w][j]
+    __shared__ int32_t heads[SPMV_WARPS][32];          // the row that starts at chunk lane l, or -1
+    const uint32_t lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    const size_t groups = (rows + 31) / 32;
+    // g depends on the warp only: every lane of a warp runs the same iterations (shuffles).
+    for (size_t g = blockIdx.x * (size_t)SPMV_WARPS + w; g < groups; g += (size_t)gridDim.x * SPMV_WARPS) {
+        const size_t r = g * 32 + lane;
+        const bool real = r < rows;
+        uint64_t start = 0, stop = 0;
+        if (real) {
+            start = r == 0 ? 0 : end[r - 1];
+            stop = end[r];
         }
-        fr_t acc = fr_t::one(1);  // zero
-        for (uint64_t t = start; t < stop; t++) {
-            uint64_t x = terms[t];
-            uint32_t var = (uint32_t)x, c = (uint32_t)(x >> 32), i = var & 0x7fffffffu;
-            const bool is_input = (var & 0x80000000u) != 0;
-            if (i >= (is_input ? ninput : naux) || c >= ncoeffs) {
-                *bad = 1;
-                continue;
+        if (__any_sync(FULL, real && (stop > nterms || start > stop))) {
+            if (real)
+                spmv_row(r, out, end, terms, nterms, coeffs, ncoeffs, input, ninput, aux, naux, bad);
+            continue;
+        }
+        // Valid rows chain (row r + 1 starts where row r stops): the group's terms are [from, to).
+        const uint32_t last = (uint32_t)min((size_t)31, rows - 1 - g * 32);
+        const uint64_t from = __shfl_sync(FULL, start, 0), to = __shfl_sync(FULL, stop, last);
+        if (!real)
+            start = stop = to;
+        const fr_t zero = fr_t::one(1);
+        zero.store(sums[w][lane]);
+        int32_t row = 0;  // the group row (lane index) of this lane's term
+        for (uint64_t base = from; base < to; base += 32) {
+            heads[w][lane] = -1;
+            __syncwarp();
+            if (start < stop && start >= base && start - base < 32)  // non-empty rows start at distinct terms
+                heads[w][start - base] = (int32_t)lane;
+            __syncwarp();
+            // The last row starting at or before this lane's term (prefix max), else the row the
+            // previous chunk ended in.
+            int32_t h = heads[w][lane];
+            for (uint32_t d = 1; d < 32; d <<= 1) {
+                const int32_t o = __shfl_up_sync(FULL, h, d);
+                if (lane >= d)
+                    h = max(h, o);
             }
-            fr_t v = is_input ? input[i] : aux[i];
-            if (c == 0)
+            const int32_t carried = __shfl_sync(FULL, row, 31);
+            row = h >= 0 ? h : carried;
+            const uint64_t t = base + lane;
+            fr_t v = t < to ? spmv_term(terms[t], coeffs, ncoeffs, input, ninput, aux, naux, bad) : zero;
+            // Inclusive scan within rows (rows never decrease along the lanes).
+            for (uint32_t d = 1; d < 32; d <<= 1) {
+                fr_t o;
+                for (uint32_t k = 0; k < LIMBS; k++)
+                    o[k] = __shfl_up_sync(FULL, v[k], d);
+                const int32_t orow = __shfl_up_sync(FULL, row, d);
+                if (lane >= d && orow == row)
+                    v += o;
+            }
+            const int32_t next = __shfl_down_sync(FULL, row, 1);
+            if (lane == 31 || next != row) {  // the row's last lane in this chunk: one per row
+                fr_t acc;
+                for (uint32_t k = 0; k < LIMBS; k++)
+                    acc[k] = sums[w][row][k];
                 acc += v;
-            else if (c == 1)
-                acc -= v;
-            else
-                acc += v * coeffs[c];
+                acc.store(sums[w][row]);
+            }
+            __syncwarp();
         }
-        out[r] = acc;
+        if (real)
+            for (uint32_t k = 0; k < LIMBS; k++)
+                out[r][k] = sums[w][lane][k];
+        __syncwarp();
     }
 #endif
 }
@@ -463,10 +568,11 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         ev[6].record(s);
         const fr_t* w = ws.wit.get();
         for (int i = 0; i < 3; i++) {
-            cuzk_spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
-                                                               rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs,
-                                                               w, (uint32_t)rec->inputs, w + rec->inputs,
-                                                               (uint32_t)rec->aux, m, ws.bad.get());
+            auto* spmv = (in.flags & CUZK_CUDA_SPMV_WARP) != 0 ? cuzk_spmv_warp : cuzk_spmv;
+            spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
+                                                          rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs, w,
+                                                          (uint32_t)rec->inputs, w + rec->inputs, (uint32_t)rec->aux, m,
+                                                          ws.bad.get());
             CUDA_OK(cudaGetLastError());
             if (m < n)
                 CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));

@@ -210,16 +210,30 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let cpu = CpuBackend::default().prove(srs, full, r, s)?;
         let mut deferred = deferred;
         gpu.prepare_now(&mut deferred)?;
+        let again = synthetic::clone_assignment(&deferred);
         let g = gpu.prove(srs, deferred, r, s)?;
         let same = bytes(&cpu.proof) == bytes(&g.proof);
         let verified = verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false);
-        let spmv = g.phases.0.iter().find(|(n, _)| *n == "gpu_spmv").map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
+        // The other a, b, c kernel (row per thread / warps): the same proof.
+        let warp = gpu.spmv_warp();
+        gpu.set_spmv_warp(!warp);
+        let other = gpu.prove(srs, again, r, s);
+        gpu.set_spmv_warp(warp);
+        let other = other?;
+        let same_other = bytes(&cpu.proof) == bytes(&other.proof);
+        let spmv = |p: &cuzk::prover::PartitionProof| {
+            p.phases.0.iter().find(|(n, _)| *n == "gpu_spmv").map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3)
+        };
         let note = format!(
-            "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {spmv:.2} ms; gpu phases: {}",
+            "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {:.2} ms; with the {} a, b, c \
+             kernel: identical {same_other}, gpu_spmv {:.2} ms; gpu phases: {}",
             r1cs.stats(),
+            spmv(&g),
+            if warp { "row-per-thread" } else { "warp" },
+            spmv(&other),
             phases_ms(&g.phases)
         );
-        Ok((same, verified, note))
+        Ok((same && same_other, verified, note))
     })();
     match res {
         Ok((same, verified, note)) => {

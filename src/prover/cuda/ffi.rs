@@ -49,6 +49,8 @@ pub const B_G2: u32 = 2;
 pub const FOLD: u32 = 4;
 /// The H MSM through sppark's Pippenger even where the one-pass big-MSM is the default.
 pub const MSM_H_SPPARK: u32 = 8;
+/// A recorded circuit's a, b, c by warps walking the terms instead of one row per thread.
+pub const SPMV_WARP: u32 = 16;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 

@@ -23,6 +23,8 @@
 //! buffers, reused from proof to proof): one partition's stage H runs while another holds the
 //! MSM gate. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
+//! `CUZK_CUDA_SPMV=warp` (or [`CudaBackend::set_spmv_warp`]) evaluates a recorded circuit's a, b,
+//! c with the warp-per-32-rows kernel (not yet measured against the row-per-thread default).
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -67,6 +69,8 @@ pub struct CudaBackend {
     b_g2_on_gpu: AtomicBool,
     /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
     msm_h_sppark: AtomicBool,
+    /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/prove.cuh).
+    spmv_warp: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
 }
@@ -111,10 +115,12 @@ impl CudaBackend {
         }
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
+        let spmv_warp = matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("warp"));
         Ok(CudaBackend {
             pool,
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
             msm_h_sppark: AtomicBool::new(false),
+            spmv_warp: AtomicBool::new(spmv_warp),
             fallback_logged: AtomicBool::new(false),
         })
     }
@@ -149,6 +155,16 @@ impl CudaBackend {
 
     pub(crate) fn msm_h_sppark(&self) -> bool {
         self.msm_h_sppark.load(Ordering::Relaxed)
+    }
+
+    /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (same values
+    /// as the row-per-thread default; for comparing the two).
+    pub fn set_spmv_warp(&self, warp: bool) {
+        self.spmv_warp.store(warp, Ordering::Relaxed);
+    }
+
+    pub fn spmv_warp(&self) -> bool {
+        self.spmv_warp.load(Ordering::Relaxed)
     }
 
     pub fn device_count(&self) -> usize {
