@@ -44,8 +44,15 @@ impl Circuits {
     /// Start recording `proof`'s circuit unless it is recorded, being recorded or failed:
     /// from `source` (a job's partition circuits of that proof, recorded on all threads; the
     /// structure is the same for every sector) or, where it cannot, the blank circuit on one
-    /// thread. `hint` (the SRS's) sizes its vectors.
-    pub fn ensure(self: &Arc<Self>, proof: RegisteredSealProof, hint: SizeHint, source: Arc<dyn PartitionCircuits>) {
+    /// thread. `hint` (the SRS's) sizes its vectors. `on_ready` gets the circuit once it is
+    /// ready (and the provers can use it), on the recording thread.
+    pub fn ensure(
+        self: &Arc<Self>,
+        proof: RegisteredSealProof,
+        hint: SizeHint,
+        source: Arc<dyn PartitionCircuits>,
+        on_ready: impl FnOnce(&Arc<R1cs>) + Send + 'static,
+    ) {
         let mut entries = self.entries();
         if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
             return;
@@ -74,7 +81,7 @@ impl Circuits {
                     hint.aux
                 )),
             });
-            let entry = match res {
+            match res {
                 Ok(r1cs) => {
                     let st = r1cs.stats();
                     log::info!(
@@ -85,16 +92,19 @@ impl Circuits {
                         st.terms.iter().sum::<usize>(),
                         st.bytes >> 20
                     );
-                    Entry::Ready { r1cs: Arc::new(r1cs), took: t.elapsed() }
+                    let r1cs = Arc::new(r1cs);
+                    me.entries().insert(proof, Entry::Ready { r1cs: r1cs.clone(), took: t.elapsed() });
+                    if !stop() {
+                        on_ready(&r1cs);
+                    }
                 }
                 Err(e) => {
                     if !me.stop.load(Ordering::Relaxed) {
                         log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
                     }
-                    Entry::Failed(e.to_string())
+                    me.entries().insert(proof, Entry::Failed(e.to_string()));
                 }
-            };
-            me.entries().insert(proof, entry);
+            }
         });
         match spawned {
             Ok(h) => self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(h),

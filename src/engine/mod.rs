@@ -132,6 +132,19 @@ impl Shared {
     }
 }
 
+/// The SRS (and recorded circuit) to the backend's devices ahead of the first proof; see
+/// [`Engine::preload`].
+fn preload(shared: &Shared, srs: &Srs, circuit: Option<&Arc<crate::synth::R1cs>>) {
+    let circuit = circuit.filter(|_| shared.backend.evaluates_recorded());
+    if let Err(e) = shared.backend.preload(srs, circuit) {
+        log::warn!(
+            "SRS {}{} not uploaded to the GPU in advance (the first proof will): {e}",
+            srs.path.display(),
+            if circuit.is_some() { " and its recorded circuit" } else { "" }
+        );
+    }
+}
+
 pub(crate) struct Shared {
     config: EngineConfig,
     backend: Box<dyn Backend>,
@@ -362,13 +375,13 @@ impl Engine {
         Ok(srs)
     }
 
-    /// Put `srs` where the backend proves (VRAM for CUDA) now rather than at its first proof.
-    /// A failure (VRAM full, say) is logged, not returned: the first proof uploads it then.
-    /// `srs_load` does this; benchmarks that make their own SRS call it themselves.
+    /// Put `srs` where the backend proves (VRAM for CUDA) now rather than at its first proof,
+    /// with its proof's recorded circuit if that is ready (else the circuit follows when its
+    /// recording ends). A failure (VRAM full, say) is logged, not returned: the first proof
+    /// uploads then. `srs_load` does this; benchmarks that make their own SRS call it themselves.
     pub fn preload(&self, srs: &Srs) {
-        if let Err(e) = self.shared.backend.preload(srs) {
-            log::warn!("SRS {} not uploaded to the GPU in advance (the first proof will): {e}", srs.path.display());
-        }
+        let circuit = srs.circuit.seal().and_then(|p| self.shared.circuits.get(p));
+        preload(&self.shared, srs, circuit.as_ref());
     }
 
     /// Forget the SRS of `circuit`; its memory goes once running jobs finish. Ok(false): none loaded.
@@ -423,7 +436,14 @@ impl Engine {
         })?;
         let srs_time = t_srs.elapsed();
         if let (true, Some(proof)) = (self.shared.config.record_circuits, inputs.circuit.seal()) {
-            self.shared.circuits.ensure(proof, srs.size_hint(), inputs.circuits.clone());
+            // Once recorded, the circuit goes where the backend evaluates it, off the provers' path.
+            let (shared, srs_up) = (Arc::downgrade(&self.shared), srs.clone());
+            let on_ready = move |r1cs: &Arc<crate::synth::R1cs>| {
+                if let Some(shared) = shared.upgrade() {
+                    preload(&shared, &srs_up, Some(r1cs));
+                }
+            };
+            self.shared.circuits.ensure(proof, srs.size_hint(), inputs.circuits.clone(), on_ready);
         }
         let priority = req.priority.unwrap_or(inputs.kind.default_priority());
         let job = Pending { key, priority, submitted, srs_time };

@@ -12,6 +12,7 @@ pub mod ifma;
 pub mod msm;
 mod ntt;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bellperson::groth16::Proof;
@@ -27,7 +28,7 @@ pub use cuda::{FaultKind, FaultSite};
 
 use crate::error::Result;
 use crate::srs::Srs;
-use crate::synth::Assignment;
+use crate::synth::{Assignment, R1cs};
 
 /// Named phase durations of one partition proof, in the order they ran.
 #[derive(Debug, Clone, Default)]
@@ -152,9 +153,10 @@ pub trait Backend: Send + Sync {
     }
 
     /// Make `srs` resident where the backend proves (the CUDA backend: its bases in each
-    /// device's memory), so the first proof does not pay for it. Default: nothing to do.
-    fn preload(&self, srs: &Srs) -> Result<()> {
-        let _ = srs;
+    /// device's memory), and with it `circuit`, the recorded circuit it evaluates a, b, c from,
+    /// so the first proof does not pay for either. Default: nothing to do.
+    fn preload(&self, srs: &Srs, circuit: Option<&Arc<R1cs>>) -> Result<()> {
+        let _ = (srs, circuit);
         Ok(())
     }
 

@@ -119,13 +119,19 @@ fn run_engine(
             gpu_lanes: lanes,
             ..Default::default()
         })?;
+        let adopted = r1cs.is_some();
         if let Some(r) = r1cs {
             engine.adopt_circuit(r);
         }
-        // As srs_load does: the SRS goes to VRAM before the first job, not during it.
+        // As srs_load does: the SRS (and the recorded circuit, as when its recording ends) goes
+        // to VRAM before the first job, not during it.
         let t_up = Instant::now();
-        engine.preload(&srs);
-        println!("SRS preloaded to the GPU in {:.1}s", t_up.elapsed().as_secs_f64());
+        engine.preload(srs);
+        println!(
+            "SRS{} preloaded to the GPU in {:.1}s",
+            if adopted { " and recorded circuit" } else { "" },
+            t_up.elapsed().as_secs_f64()
+        );
         let status: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
         println!(
             "engine: {} synthesis workers, memory budget {} GiB, partition footprint {} GiB",

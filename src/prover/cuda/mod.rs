@@ -52,7 +52,7 @@ use super::assemble::check_shape;
 use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings, ProofTail};
 use crate::error::Result;
 use crate::srs::Srs;
-use crate::synth::Assignment;
+use crate::synth::{Assignment, R1cs};
 #[cfg(feature = "tools")]
 pub use checks::witness_stats;
 pub use ffi::DeviceInfo;
@@ -307,8 +307,8 @@ impl Backend for CudaBackend {
         self.pool.lanes().max(1)
     }
 
-    fn preload(&self, srs: &Srs) -> Result<()> {
-        self.pool.preload(srs)
+    fn preload(&self, srs: &Srs, circuit: Option<&Arc<R1cs>>) -> Result<()> {
+        self.pool.preload(srs, circuit)
     }
 
     fn evaluates_recorded(&self) -> bool {

@@ -359,12 +359,13 @@ impl Pool {
         Some(f(dev))
     }
 
-    /// Upload `srs` to every usable device now (through its first lane, waiting for it), so no
-    /// proof pays for the upload (`Resident::get` logs each upload).
-    pub fn preload(&self, srs: &Srs) -> Result<()> {
+    /// Upload `srs` (and `circuit`, a recorded circuit of its proof) to every usable device now
+    /// (through its first lane, waiting for it), so no proof pays for the upload
+    /// (`Resident::get` logs each upload; what is resident already is not uploaded again).
+    pub fn preload(&self, srs: &Srs, circuit: Option<&Arc<R1cs>>) -> Result<()> {
         for dev in self.devices.iter().filter(|d| d.usable()) {
             let mut held = Held::new(dev, 0, dev.lane(0), self.visible);
-            let res = held.resident(srs, None, &mut PhaseTimings::default()).map(drop);
+            let res = held.resident(srs, circuit, &mut PhaseTimings::default()).map(drop);
             if res.is_err() {
                 held.record(&res); // a failed upload counts like a failed proof: the device is checked
             }
