@@ -175,9 +175,12 @@ void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint6
             }
             __syncwarp();
         }
-        if (real)
+        if (real) {
+            fr_t res;
             for (uint32_t k = 0; k < LIMBS; k++)
-                out[r][k] = sums[w][lane][k];
+                res[k] = sums[w][lane][k];
+            out[r] = res;
+        }
         __syncwarp();
     }
 #endif
