@@ -271,10 +271,9 @@ pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>)
     for v in [&mut a, &mut b, &mut c] {
         v.resize(n, Scalar::ZERO);
     }
-    d.scalar_tables(); // built once here, not by each of the three racing NTTs
+    let t = d.scalar_tables(); // built once here, not by each of the three racing NTTs
     rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
     let (b, c) = b_c_into(&d, &mut a, b, c);
-    let t = d.scalar_tables();
     ct(&mut a, &t.tw_inv, 1, 0);
     scale_br(&mut a, &t.coset_inv);
     (d, a, [b, c])

@@ -313,12 +313,10 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
         for i in 0..n {
             let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
             assert_eq!(bytes(&p.proof), first_bytes, "GPU proofs with equal r, s differ");
-            let get =
-                |n: &str| p.phases.0.iter().find(|(x, _)| *x == n).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
             println!("run {i} ({name}): {wall:.3}s  {}", phases_ms(&p.phases));
             wall_s.push(wall);
-            events_ms.push(get("gpu_events_total"));
-            gpu_ms.push(get("gpu_wall"));
+            events_ms.push(phase_ms(&p.phases, "gpu_events_total"));
+            gpu_ms.push(phase_ms(&p.phases, "gpu_wall"));
             last = p.phases;
         }
         if n > 0 {
@@ -386,20 +384,10 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
 /// starts; wall / K is the throughput per partition, pipeline fill included.
 fn stream(gpu: &CudaBackend, srs: &Srs, asg: Assignment, (r, s): (Scalar, Scalar), k: usize, expect: &[u8], log: u32) {
     let t = Instant::now();
-    let mut queue = Vec::with_capacity(k);
-    let mut last = Some(asg);
-    for i in 0..k {
-        let mut a = match last.take() {
-            Some(a) if i + 1 == k => a,
-            Some(a) => {
-                let copy = synthetic::clone_assignment(&a);
-                last = Some(a);
-                copy
-            }
-            None => unreachable!("the original is taken last"),
-        };
-        gpu.prepare_now(&mut a).expect("preparing");
-        queue.push(a);
+    let mut queue: Vec<Assignment> = (1..k).map(|_| synthetic::clone_assignment(&asg)).collect();
+    queue.push(asg);
+    for a in &mut queue {
+        gpu.prepare_now(a).expect("preparing");
     }
     println!("stream: {k} classified copies in {:.1}s", t.elapsed().as_secs_f64());
     let queue = std::sync::Mutex::new(queue);

@@ -49,6 +49,11 @@ pub(crate) fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// Phase `name`'s time in ms (0 when the proof did not record it).
+pub(crate) fn phase_ms(t: &PhaseTimings, name: &str) -> f64 {
+    t.0.iter().find(|(n, _)| *n == name).map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3)
+}
+
 pub(crate) fn phases_ms(t: &PhaseTimings) -> String {
     t.0.iter().map(|(n, d)| format!("{n}={:.2}", d.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(" ")
 }

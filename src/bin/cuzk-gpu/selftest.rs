@@ -221,9 +221,7 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         gpu.set_spmv_warp(warp);
         let other = other?;
         let same_other = bytes(&cpu.proof) == bytes(&other.proof);
-        let spmv = |p: &cuzk::prover::PartitionProof| {
-            p.phases.0.iter().find(|(n, _)| *n == "gpu_spmv").map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3)
-        };
+        let spmv = |p: &cuzk::prover::PartitionProof| phase_ms(&p.phases, "gpu_spmv");
         let note = format!(
             "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {:.2} ms; with the {} a, b, c \
              kernel: identical {same_other}, gpu_spmv {:.2} ms; gpu phases: {}",
