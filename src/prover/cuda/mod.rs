@@ -23,8 +23,9 @@
 //! buffers, reused from proof to proof): one partition's stage H runs while another holds the
 //! MSM gate. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
-//! `CUZK_CUDA_SPMV=warp` (or [`CudaBackend::set_spmv_warp`]) evaluates a recorded circuit's a, b,
-//! c with the warp-per-32-rows kernel (not yet measured against the row-per-thread default).
+//! A recorded circuit's a, b, c are evaluated by warps walking 32 rows' terms; `CUZK_CUDA_SPMV=row`
+//! (or [`CudaBackend::set_spmv_warp`]`(false)`) selects the row-per-thread kernel (2.5x slower at
+//! 32 GiB, cuda/NOTES.md; same values), for comparing the two.
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -115,7 +116,7 @@ impl CudaBackend {
         }
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        let spmv_warp = matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("warp"));
+        let spmv_warp = !matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("row"));
         Ok(CudaBackend {
             pool,
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
@@ -157,8 +158,8 @@ impl CudaBackend {
         self.msm_h_sppark.load(Ordering::Relaxed)
     }
 
-    /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (same values
-    /// as the row-per-thread default; for comparing the two).
+    /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (the default)
+    /// or one row per thread (same values; for comparing the two).
     pub fn set_spmv_warp(&self, warp: bool) {
         self.spmv_warp.store(warp, Ordering::Relaxed);
     }
