@@ -88,11 +88,9 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
 // cuda/NOTES.md).
 template<bool BALANCED>
-__global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
-                                                      const uint32_t* start, const uint32_t* order, uint32_t m,
-                                                      bucket_h* buckets)
+__device__ __forceinline__ void sum_bucket(uint32_t t, const affine_t* points, const uint32_t* vals,
+                                           const uint32_t* start, const uint32_t* order, uint32_t m, bucket_h* buckets)
 {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t > m)
         return;
     uint32_t b = BALANCED ? (t == m ? 0 : order[t]) : t;
@@ -105,6 +103,25 @@ __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, c
             acc.add(p, v >> 31);
         }
     buckets[b] = acc;
+}
+
+// Variant SUMS_256 (the kernel until 2026-12-03).
+template<bool BALANCED>
+__global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
+                                                      const uint32_t* start, const uint32_t* order, uint32_t m,
+                                                      bucket_h* buckets)
+{
+    sum_bucket<BALANCED>(blockIdx.x * blockDim.x + threadIdx.x, points, vals, start, order, m, buckets);
+}
+
+// The same in blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that many fit per SM
+// (the default: 128, no cap; SUMS_128x4: 4 blocks).
+template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets_in(const affine_t* points, const uint32_t* vals,
+                                                                   const uint32_t* start, const uint32_t* order,
+                                                                   uint32_t m, bucket_h* buckets)
+{
+    sum_bucket<BALANCED>(blockIdx.x * BLOCK + threadIdx.x, points, vals, start, order, m, buckets);
 }
 
 // Over in[0..count): segment k = in[k·FOLD .. (k+1)·FOLD) gives tot[k] = Σ in[j] and, when
@@ -189,13 +206,34 @@ inline std::vector<uint32_t> widths(uint32_t c)
 }
 
 // What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
-enum variant : uint32_t { NATURAL_ORDER = 1 };
+// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so 256-thread
+// blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
+// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default),
+// and capped at 128 registers (some spilled) 4 (16 warps: SUMS_128x4).
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4;
 
-inline void launch_sums(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
+template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
+inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
+                           const uint32_t* start, const uint32_t* order, bucket_h* buckets)
+{
+    const uint32_t blocks = (m + 1 + BLOCK - 1) / BLOCK;
+    if (balanced)
+        sum_buckets_in<true, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+    else
+        sum_buckets_in<false, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+}
+
+inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
                         const uint32_t* start, const uint32_t* order, bucket_h* buckets)
 {
+    const bool balanced = (flags & NATURAL_ORDER) == 0;
     const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
-    if (balanced)
+    if (flags & SUMS_128x4)
+        launch_sums_in<128, 4>(balanced, m, s, points, vals, start, order, buckets);
+    else if ((flags & SUMS_256) == 0)
+        launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
+    else if (balanced)
         sum_buckets<true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
     else
         sum_buckets<false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
@@ -211,14 +249,16 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     out.inf();
     if (n == 0)
         return out;
-    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~(uint32_t)NATURAL_ORDER) != 0)
+    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~VARIANTS) != 0)
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
                                                     " or flags " + std::to_string(flags)};
     const std::vector<uint32_t> width = widths(c);
     const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
-    stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
+    // ΣH is the gated critical path of a partition: its streams go first where another lane's
+    // stage H (NTTs, a, b, c) shares the SMs (the caller has selected `gpu`).
+    priority_stream sort_s, sum_s, fold_s;
     const bool balanced = (flags & NATURAL_ORDER) == 0;
     // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
     size_t temp_bytes = 0, order_bytes = 0;
@@ -286,7 +326,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        launch_sums(balanced, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
+        launch_sums(flags, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
                     st.buckets.get());
         st.summed.record(sum_s);
         if (nev)
