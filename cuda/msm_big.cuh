@@ -105,7 +105,6 @@ __device__ __forceinline__ void sum_bucket(uint32_t t, const affine_t* points, c
     buckets[b] = acc;
 }
 
-// Variant SUMS_256 (the kernel until 2026-12-03).
 template<bool BALANCED>
 __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                       const uint32_t* start, const uint32_t* order, uint32_t m,
@@ -115,7 +114,7 @@ __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, c
 }
 
 // The same in blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that many fit per SM
-// (the default: 128, no cap; SUMS_128x4: 4 blocks).
+// (variants SUMS_128x3: 128, no cap; SUMS_128x4: 4 blocks).
 template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets_in(const affine_t* points, const uint32_t* vals,
                                                                    const uint32_t* start, const uint32_t* order,
@@ -206,12 +205,12 @@ inline std::vector<uint32_t> widths(uint32_t c)
 }
 
 // What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
-// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so 256-thread
-// blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
-// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default),
-// and capped at 128 registers (some spilled) 4 (16 warps: SUMS_128x4).
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4;
+// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so the default
+// 256-thread blocks leave one block (8 warps) per SM to hide the random point loads and the
+// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: SUMS_128x3),
+// and capped at 128 registers (some spilled) 4 (16 warps: SUMS_128x4). Not yet measured.
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_128x3 = 2, SUMS_128x4 = 4 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_128x3 | SUMS_128x4;
 
 template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
 inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
@@ -231,7 +230,7 @@ inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine
     const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
     if (flags & SUMS_128x4)
         launch_sums_in<128, 4>(balanced, m, s, points, vals, start, order, buckets);
-    else if ((flags & SUMS_256) == 0)
+    else if (flags & SUMS_128x3)
         launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
     else if (balanced)
         sum_buckets<true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
@@ -256,9 +255,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
     const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
 
-    // ΣH is the gated critical path of a partition: its streams go first where another lane's
-    // stage H (NTTs, a, b, c) shares the SMs (the caller has selected `gpu`).
-    priority_stream sort_s, sum_s, fold_s;
+    stream_t sort_s{gpu.id()}, sum_s{gpu.id()}, fold_s{gpu.id()};
     const bool balanced = (flags & NATURAL_ORDER) == 0;
     // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
     size_t temp_bytes = 0, order_bytes = 0;
