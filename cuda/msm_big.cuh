@@ -105,6 +105,7 @@ __device__ __forceinline__ void sum_bucket(uint32_t t, const affine_t* points, c
     buckets[b] = acc;
 }
 
+// Variant SUMS_256 (the default until 2026-12-03).
 template<bool BALANCED>
 __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                       const uint32_t* start, const uint32_t* order, uint32_t m,
@@ -114,7 +115,7 @@ __global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, c
 }
 
 // The same in blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that many fit per SM
-// (variants SUMS_128x3: 128, no cap; SUMS_128x4: 4 blocks).
+// (the default: 128, no cap; SUMS_128x4: 4 blocks).
 template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets_in(const affine_t* points, const uint32_t* vals,
                                                                    const uint32_t* start, const uint32_t* order,
@@ -205,12 +206,13 @@ inline std::vector<uint32_t> widths(uint32_t c)
 }
 
 // What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
-// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so the default
-// 256-thread blocks leave one block (8 warps) per SM to hide the random point loads and the
-// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: SUMS_128x3),
-// and capped at 128 registers (some spilled) 4 (16 warps: SUMS_128x4). Not yet measured.
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_128x3 = 2, SUMS_128x4 = 4 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_128x3 | SUMS_128x4;
+// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so 256-thread
+// blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
+// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
+// 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
+// SUMS_128x4, 0.97x). Measured in cuda/NOTES.md.
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4;
 
 template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
 inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
@@ -230,7 +232,7 @@ inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine
     const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
     if (flags & SUMS_128x4)
         launch_sums_in<128, 4>(balanced, m, s, points, vals, start, order, buckets);
-    else if (flags & SUMS_128x3)
+    else if ((flags & SUMS_256) == 0)
         launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
     else if (balanced)
         sum_buckets<true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);

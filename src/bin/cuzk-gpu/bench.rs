@@ -65,9 +65,9 @@ pub(crate) fn ceiling(_args: &[String]) -> bool {
 /// sppark's Pippenger on the same input (2^16 distinct random bases repeated, device-made
 /// scalars), per size: both times and whether the sums agree. A window given as c + 100·flags
 /// picks a variant to measure (flags of `msm_big::variant`: 1 buckets in natural order instead
-/// of by size, 2 the sums in 128-thread blocks (3 per SM) instead of 256 (1 per SM), 4 in
+/// of by size, 2 the sums in 256-thread blocks (1 per SM) instead of 128 (3 per SM), 4 in
 /// 128-thread blocks with at most 128 registers (4 per SM); 120 = c 20 in natural order, 222 =
-/// c 22 in 128-thread blocks).
+/// c 22 in 256-thread blocks).
 pub(crate) fn msm_bench(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     let list = |name: &str, dflt: &str| -> Vec<u32> {
