@@ -86,11 +86,14 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // at infinity, its weight is zero). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
 // warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
-// cuda/NOTES.md).
-template<bool BALANCED>
-__device__ __forceinline__ void sum_bucket(uint32_t t, const affine_t* points, const uint32_t* vals,
-                                           const uint32_t* start, const uint32_t* order, uint32_t m, bucket_h* buckets)
+// cuda/NOTES.md). Blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that that many
+// fit per SM, 0 leaves them uncapped (the shapes measured: `variant`).
+template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets(const affine_t* points, const uint32_t* vals,
+                                                                const uint32_t* start, const uint32_t* order,
+                                                                uint32_t m, bucket_h* buckets)
 {
+    uint32_t t = blockIdx.x * BLOCK + threadIdx.x;
     if (t > m)
         return;
     uint32_t b = BALANCED ? (t == m ? 0 : order[t]) : t;
@@ -103,25 +106,6 @@ __device__ __forceinline__ void sum_bucket(uint32_t t, const affine_t* points, c
             acc.add(p, v >> 31);
         }
     buckets[b] = acc;
-}
-
-// Variant SUMS_256 (the default until 2026-12-03).
-template<bool BALANCED>
-__global__ void __launch_bounds__(THREADS) sum_buckets(const affine_t* points, const uint32_t* vals,
-                                                      const uint32_t* start, const uint32_t* order, uint32_t m,
-                                                      bucket_h* buckets)
-{
-    sum_bucket<BALANCED>(blockIdx.x * blockDim.x + threadIdx.x, points, vals, start, order, m, buckets);
-}
-
-// The same in blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that many fit per SM
-// (the default: 128, no cap; SUMS_128x4: 4 blocks).
-template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets_in(const affine_t* points, const uint32_t* vals,
-                                                                   const uint32_t* start, const uint32_t* order,
-                                                                   uint32_t m, bucket_h* buckets)
-{
-    sum_bucket<BALANCED>(blockIdx.x * BLOCK + threadIdx.x, points, vals, start, order, m, buckets);
 }
 
 // Over in[0..count): segment k = in[k·FOLD .. (k+1)·FOLD) gives tot[k] = Σ in[j] and, when
@@ -205,7 +189,7 @@ inline std::vector<uint32_t> widths(uint32_t c)
     return w;
 }
 
-// What the benchmark may turn off, to measure it (a window code's hundreds: code = c + 100·flags).
+// What the benchmark may change, to measure it (a window code's hundreds: code = c + 100·flags).
 // The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so 256-thread
 // blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
 // multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
@@ -220,25 +204,22 @@ inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affi
 {
     const uint32_t blocks = (m + 1 + BLOCK - 1) / BLOCK;
     if (balanced)
-        sum_buckets_in<true, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+        sum_buckets<true, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
     else
-        sum_buckets_in<false, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+        sum_buckets<false, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+    CUDA_OK(cudaGetLastError());
 }
 
 inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
                         const uint32_t* start, const uint32_t* order, bucket_h* buckets)
 {
     const bool balanced = (flags & NATURAL_ORDER) == 0;
-    const uint32_t blocks = (m + 1 + THREADS - 1) / THREADS;
     if (flags & SUMS_128x4)
         launch_sums_in<128, 4>(balanced, m, s, points, vals, start, order, buckets);
-    else if ((flags & SUMS_256) == 0)
-        launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
-    else if (balanced)
-        sum_buckets<true><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
+    else if (flags & SUMS_256)
+        launch_sums_in<THREADS, 0>(balanced, m, s, points, vals, start, order, buckets);
     else
-        sum_buckets<false><<<blocks, THREADS, 0, s>>>(points, vals, start, order, m, buckets);
-    CUDA_OK(cudaGetLastError());
+        launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
 }
 
 // Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
