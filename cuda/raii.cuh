@@ -89,6 +89,29 @@ public:
     size_t bytes() const { return cap_; }
 };
 
+// Owned non-blocking stream of the current device at the device's highest priority: when SMs
+// free up, the block scheduler starts this stream's pending blocks before those of
+// default-priority streams (another lane's stage H), so the work it carries finishes first.
+class priority_stream {
+    cudaStream_t s_ = nullptr;
+
+public:
+    priority_stream()
+    {
+        int least = 0, greatest = 0;
+        CUDA_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        CUDA_OK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, greatest));
+    }
+    priority_stream(const priority_stream&) = delete;
+    priority_stream& operator=(const priority_stream&) = delete;
+    ~priority_stream()
+    {
+        if (s_ != nullptr)
+            (void)cudaStreamDestroy(s_);
+    }
+    operator cudaStream_t() const { return s_; }
+};
+
 class timing_event {
     cudaEvent_t ev_ = nullptr;
 
