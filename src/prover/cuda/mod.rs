@@ -70,7 +70,7 @@ pub struct CudaBackend {
     b_g2_on_gpu: AtomicBool,
     /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
     msm_h_sppark: AtomicBool,
-    /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/prove.cuh).
+    /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/kernels.cuh).
     spmv_warp: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,

@@ -1,0 +1,200 @@
+// What a device keeps between proofs: a workspace (streams, reusable buffers, pinned upload
+// slots, timing events), the resident SRS and recorded circuits, and the uploads that fill them.
+#ifndef CUZK_CUDA_WORKSPACE_CUH
+#define CUZK_CUDA_WORKSPACE_CUH
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "cuzk_cuda.h"
+#include "raii.cuh"
+#include "types.cuh"
+
+inline sppark_error invalid(const std::string& what)
+{
+    return sppark_error{CUZK_CUDA_E_INVALID, what};
+}
+
+struct cuzk_cuda_workspace {
+    const gpu_t& gpu;
+    stream_t stream;
+    stream_t copy;   // a, b, c uploads, overlapping the NTTs on `stream`
+    stream_t side;   // the B_G2 query's gather, on its own host thread
+    device_buffer<fr_t> abc;
+    size_t h_domain = 0;  // domain whose H coefficients abc holds (0: none)
+    // h bases followed by the gathered L and B_G1 bases of a folded H MSM. The h part is copied
+    // from the SRS only when the SRS (or the domain) changes.
+    device_buffer<affine_t> hcat;
+    uint64_t hcat_srs = 0;
+    size_t hcat_n = 0;
+    device_buffer<uint32_t> bitmaps;
+    device_buffer<uint32_t> sig_idx;
+    device_buffer<fr_t> sig_scalars;
+    device_buffer<affine_t> gathered;
+    device_buffer<affine2_t> gathered2;
+    device_buffer<bucket_t> ret;
+    device_buffer<bucket2_t> ret2;
+    device_buffer<fr_t> wit;       // [input | aux] of a recorded circuit's proof
+    device_buffer<uint32_t> bad;   // set by cuzk_spmv on an out-of-range term
+    // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
+    // copy engine reads the other.
+    static const size_t SLOT_BYTES = 64 << 20;
+    pinned_buffer staging;
+    event_t slot_free[2];
+    static const int NEVENTS = 32;
+    timing_event ev[NEVENTS];
+
+    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id()), copy(gpu.id()), side(gpu.id())
+    {
+        // sppark's MSM allocates its scratch with cudaMallocAsync; keep freed blocks in the
+        // device's pool so every proof after the first reuses them instead of re-mapping.
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        uint64_t keep = UINT64_MAX;
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    ~cuzk_cuda_workspace()
+    {
+        gpu.select();
+        (void)cudaStreamSynchronize(stream);
+        (void)cudaStreamSynchronize(copy);
+        (void)cudaStreamSynchronize(side);
+        abc.release();
+        hcat.release();
+        bitmaps.release();
+        sig_idx.release();
+        sig_scalars.release();
+        gathered.release();
+        gathered2.release();
+        ret.release();
+        ret2.release();
+        wit.release();
+        bad.release();
+        staging.release();
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, gpu.cid()) == cudaSuccess)
+            (void)cudaMemPoolTrimTo(pool, 0);
+    }
+    uint64_t bytes() const
+    {
+        return abc.bytes() + hcat.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
+               gathered2.bytes() + ret.bytes() + ret2.bytes() + wit.bytes();
+    }
+    // Number of per-warp partial sums one batch addition writes (G1 and G2 alike).
+    size_t nret() const { return (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ; }
+};
+
+struct cuzk_cuda_srs {
+    int dev;
+    uint64_t id;  // unique per upload: workspaces key their copy of the h bases by it
+    device_buffer<affine_t> h, l, a, b_g1;
+    device_buffer<affine2_t> b_g2;
+    size_t nh = 0, nl = 0, na = 0, nb = 0, nb2 = 0;
+    explicit cuzk_cuda_srs(int d) : dev(d)
+    {
+        static std::atomic<uint64_t> next{1};
+        id = next++;
+    }
+};
+
+struct cuzk_cuda_r1cs {
+    int dev;
+    device_buffer<uint32_t> end[3];
+    device_buffer<uint64_t> terms[3];
+    uint64_t nterms[3] = {0, 0, 0};
+    device_buffer<fr_t> coeffs;
+    size_t rows = 0, ncoeffs = 0, inputs = 0, aux = 0;
+    explicit cuzk_cuda_r1cs(int d) : dev(d) {}
+};
+
+namespace cuzk {
+
+template<class T>
+void upload_bases(stream_t& s, device_buffer<T>& dst, size_t& n_dst, const void* src, size_t n)
+{
+    if (n != 0 && src == nullptr)
+        throw invalid("SRS base array is NULL");
+    dst.reserve(n);
+    n_dst = n;
+    if (n != 0)
+        CUDA_OK(cudaMemcpyAsync(dst.get(), src, n * sizeof(T), cudaMemcpyHostToDevice, s));
+}
+
+inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh, const void* l, size_t nl,
+                              const void* a, size_t na, const void* b_g1, size_t nb, const void* b_g2,
+                              size_t nb2, float* upload_ms)
+{
+    ws.gpu.select();
+    std::unique_ptr<cuzk_cuda_srs> srs{new cuzk_cuda_srs(ws.gpu.id())};
+    ws.ev[0].record(ws.stream);
+    upload_bases(ws.stream, srs->h, srs->nh, h, nh);
+    upload_bases(ws.stream, srs->l, srs->nl, l, nl);
+    upload_bases(ws.stream, srs->a, srs->na, a, na);
+    upload_bases(ws.stream, srs->b_g1, srs->nb, b_g1, nb);
+    upload_bases(ws.stream, srs->b_g2, srs->nb2, b_g2, nb2);
+    ws.ev[1].record(ws.stream);
+    ws.stream.sync();
+    if (upload_ms != nullptr)
+        *upload_ms = elapsed_ms(ws.ev[0], ws.ev[1]);
+    return srs.release();
+}
+
+inline cuzk_cuda_r1cs* r1cs_new(cuzk_cuda_workspace& ws, const cuzk_cuda_matrix* abc, size_t rows, const void* coeffs,
+                                size_t ncoeffs, size_t inputs, size_t aux, float* upload_ms)
+{
+    if (rows == 0 || rows >= (1ull << 32) || ncoeffs < 2 || ncoeffs >= (1ull << 32) || coeffs == nullptr)
+        throw invalid("recorded circuit: " + std::to_string(rows) + " rows, " + std::to_string(ncoeffs) + " coefficients");
+    if (inputs == 0 || inputs >= (1u << 31) || aux >= (1u << 31))
+        throw invalid("recorded circuit: " + std::to_string(inputs) + " inputs, " + std::to_string(aux) + " aux");
+    for (int q = 0; q < 3; q++)
+        if (abc[q].end == nullptr || (abc[q].nterms != 0 && abc[q].terms == nullptr) || abc[q].end[rows - 1] != abc[q].nterms)
+            throw invalid("recorded circuit: matrix " + std::to_string(q) + " is NULL or its row ends do not match its terms");
+    ws.gpu.select();
+    std::unique_ptr<cuzk_cuda_r1cs> r{new cuzk_cuda_r1cs(ws.gpu.id())};
+    r->rows = rows;
+    r->ncoeffs = ncoeffs;
+    r->inputs = inputs;
+    r->aux = aux;
+    ws.ev[0].record(ws.stream);
+    for (int q = 0; q < 3; q++) {
+        size_t unused = 0;
+        upload_bases(ws.stream, r->end[q], unused, abc[q].end, rows);
+        upload_bases(ws.stream, r->terms[q], unused, abc[q].terms, abc[q].nterms);
+        r->nterms[q] = abc[q].nterms;
+    }
+    size_t unused = 0;
+    upload_bases(ws.stream, r->coeffs, unused, coeffs, ncoeffs);
+    ws.ev[1].record(ws.stream);
+    ws.stream.sync();
+    if (upload_ms != nullptr)
+        *upload_ms = elapsed_ms(ws.ev[0], ws.ev[1]);
+    return r.release();
+}
+
+// Host → device on the copy stream through the workspace's two pinned slots: the host threads
+// fill one slot while the copy engine drains the other. Returns once every byte has left `src`.
+inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, size_t bytes)
+{
+    const size_t slot = cuzk_cuda_workspace::SLOT_BYTES;
+    ws.staging.reserve(2 * slot);
+    const size_t piece = 1 << 20;
+    for (size_t off = 0, k = 0; off < bytes; off += slot, k++) {
+        size_t len = std::min(slot, bytes - off);
+        char* buf = ws.staging.get() + (k & 1) * slot;
+        CUDA_OK(cudaEventSynchronize(ws.slot_free[k & 1]));
+        const char* from = static_cast<const char*>(src) + off;
+        ws.gpu.par_map((len + piece - 1) / piece, 1, [&](size_t i) {
+            size_t o = i * piece;
+            memcpy(buf + o, from + o, std::min(piece, len - o));
+        });
+        CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.copy));
+        ws.slot_free[k & 1].record(ws.copy);
+    }
+}
+
+} // namespace cuzk
+
+#endif
