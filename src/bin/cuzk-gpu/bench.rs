@@ -262,18 +262,55 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
     identical && verified
 }
 
+/// The scalar mix of a PoRep-like synthetic witness: shares measured on the 2 KiB PoRep
+/// partition (cuzk-gpu stats-2kib; see cuda/NOTES.md), each overridable.
+fn witness_mix(args: &[String]) -> WitnessMix {
+    WitnessMix {
+        zero: arg(args, "--zero", 0.51),
+        one: arg(args, "--one", 0.47),
+        a_density: arg(args, "--a-density", 0.996),
+        b_density: arg(args, "--b-density", 0.255),
+    }
+}
+
+/// `classify-bench`: the witness classification the engine's synthesis threads run before a
+/// partition reaches the GPU (`prepare`), on a PoRep-like witness of 2^N aux scalars, on this
+/// host's threads (no device needed). Two builds side by side give a same-run ratio.
+pub(crate) fn classify_bench(args: &[String]) -> bool {
+    let log: u32 = arg(args, "--log", 24);
+    let runs: usize = arg(args, "--runs", 5);
+    let t = Instant::now();
+    let asg = synthetic::porep_like_assignment(1, 328, 1 << log, witness_mix(args), 42);
+    println!("witness 2^{log} aux scalars in {:.1}s on {} threads", t.elapsed().as_secs_f64(), rayon::current_num_threads());
+    print_stats(&asg);
+    let mut took = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        match cuzk::prover::classify_time(&asg) {
+            Ok(d) => took.push(d.as_secs_f64()),
+            Err(e) => {
+                println!("FAIL classify: {e}");
+                return false;
+            }
+        }
+    }
+    let med = median(&took);
+    println!(
+        "classify 2^{log}: median {med:.3}s ({})",
+        took.iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>().join(" ")
+    );
+    println!(
+        "{}",
+        serde_json::json!({"bench": "classify", "log": log, "threads": rayon::current_num_threads(), "runs_s": took, "median_s": med})
+    );
+    true
+}
+
 pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     let log: u32 = arg(args, "--log", 20);
     let constraints: usize = arg(args, "--constraints", 1usize << log);
     let runs: usize = arg(args, "--runs", 3);
     let Some(gpu) = backend() else { return true };
-    // Shares measured on the 2 KiB PoRep partition (cuzk-gpu stats-2kib); see cuda/NOTES.md.
-    let mix = WitnessMix {
-        zero: arg(args, "--zero", 0.51),
-        one: arg(args, "--one", 0.47),
-        a_density: arg(args, "--a-density", 0.996),
-        b_density: arg(args, "--b-density", 0.255),
-    };
+    let mix = witness_mix(args);
     let aux = arg(args, "--aux", constraints);
     let t = Instant::now();
     let asg = synthetic::porep_like_assignment(constraints, 18, aux, mix, 42);

@@ -22,6 +22,10 @@
 //!                                        writes the workload for `supraseal-c2-bench raw`; then K
 //!                                        copies proved by two threads at once (throughput)
 //!
+//!   cuzk-gpu classify-bench [--log N] [--runs R]
+//!                                        the witness classification of `prepare` on 2^N PoRep-like
+//!                                        aux scalars, host threads only (no GPU needed)
+//!
 //!   cuzk-gpu bench-e2e [--runs N] [--jobs M] [--synthesis-workers W] [--gpu-lanes L]
 //!                                        the whole 2 KiB C2 through the engine with backend "cuda":
 //!                                        warm latency over N sequential jobs, then M jobs submitted
@@ -72,6 +76,7 @@ fn main() {
         Some("selftest") => selftest(&args),
         Some("bench-2kib") => bench_2kib(&args),
         Some("bench-synthetic") => bench_synthetic(&args),
+        Some("classify-bench") => classify_bench(&args),
         Some("bench-e2e") => bench_e2e(&args),
         Some("soak-2kib") => soak_2kib(&args),
         Some("bench-shaped") => bench_shaped(&args),

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::prep::SparseScalars;
 use super::stages::Abc;
-use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, Witness};
+use super::witness::{classify_all, classify_parts, cpu_sig_g1, cpu_sig_g2, Witness};
 use super::CudaBackend;
 use crate::error::Result;
 use crate::prover::assemble::check_shape;
@@ -54,6 +54,16 @@ impl CudaBackend {
 pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
     let q = classify_all(&Witness::copy_of(asg))?;
     Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.sig.len())))
+}
+
+/// How long the witness classification that `prepare` runs takes on this host (benchmarks; no
+/// device needed). The result is dropped after the clock stops.
+pub fn classify_time(asg: &Assignment) -> Result<std::time::Duration> {
+    let t = std::time::Instant::now();
+    let q = classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+    let took = t.elapsed();
+    drop(q);
+    Ok(took)
 }
 
 /// Σ bases[j] over the bits of q.ones, on the CPU (the self-checks' reference).

@@ -55,7 +55,7 @@ use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::{Assignment, R1cs};
 #[cfg(feature = "tools")]
-pub use checks::witness_stats;
+pub use checks::{classify_time, witness_stats};
 pub use ffi::DeviceInfo;
 use pool::Pool;
 use stages::Abc;
