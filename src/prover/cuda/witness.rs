@@ -8,7 +8,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 
 use super::ffi;
-use super::prep::{classify, SparseScalars};
+use super::prep::{classes, classify, SparseScalars};
 use crate::error::Result;
 #[cfg(any(test, feature = "tools"))]
 use crate::synth::Assignment;
@@ -95,12 +95,13 @@ pub(super) fn classify_parts(
     b_input: &DensityTracker,
     b_aux: &DensityTracker,
 ) -> Result<[SparseScalars; 3]> {
+    let (ci, ca) = rayon::join(|| classes(input), || classes(aux));
     let (l, (a, b)) = rayon::join(
-        || classify(&[(aux, None)]),
+        || classify(&[(aux, &ca, None)]),
         || {
             rayon::join(
-                || classify(&[(input, None), (aux, Some(a_aux.bv.as_bitslice()))]),
-                || classify(&[(input, Some(b_input.bv.as_bitslice())), (aux, Some(b_aux.bv.as_bitslice()))]),
+                || classify(&[(input, &ci, None), (aux, &ca, Some(a_aux.bv.as_bitslice()))]),
+                || classify(&[(input, &ci, Some(b_input.bv.as_bitslice())), (aux, &ca, Some(b_aux.bv.as_bitslice()))]),
             )
         },
     );
