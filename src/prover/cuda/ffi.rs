@@ -146,6 +146,7 @@ extern "C" {
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
     fn cuzk_cuda_ceiling(dev: i32, rates: *mut f64) -> Status;
+    #[cfg(feature = "tools")]
     #[allow(clippy::too_many_arguments)]
     fn cuzk_cuda_msm_bench(
         dev: i32,
@@ -296,7 +297,8 @@ pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
 
 /// The one-pass big-MSM against sppark's on `points` repeated to `n` bases and n device-made
 /// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms:
-/// [whole, first sort, all sorts, all bucket sums]).
+/// [whole, first sort, all sorts, all bucket sums]). A tool's (the shipped library has no caller).
+#[cfg(feature = "tools")]
 pub fn msm_bench(
     dev: i32,
     points: &[blstrs::G1Affine],
