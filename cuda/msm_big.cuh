@@ -240,8 +240,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
 
     // ΣH is the gated critical path of a partition: its streams go first where another lane's
     // stage H (NTTs, a, b, c) shares the SMs (measured in cuda/NOTES.md: one 32 GiB job 0.96×
-    // the latency, throughput 0.98×). They are made on the current device: `gpu`'s.
-    gpu.select();
+    // the latency, throughput 0.98×). Made on the current device: every caller has selected `gpu`.
     priority_stream sort_s, sum_s, fold_s;
     const bool balanced = (flags & NATURAL_ORDER) == 0;
     // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).

@@ -11,11 +11,9 @@
 #define CUZK_CUDA_PROVE_CUH
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <initializer_list>
 #include <thread>
-#include <memory>
 #include <string>
 #include <vector>
 
