@@ -15,9 +15,11 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "msm_affine.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 
@@ -195,8 +197,44 @@ inline std::vector<uint32_t> widths(uint32_t c)
 // multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
 // 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
 // SUMS_128x4, 0.97x). Measured in cuda/NOTES.md.
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4;
+// AFFINE sums by pairwise affine rounds (msm_affine.cuh), K = 16 slots per thread, 8 with
+// AFFINE_K8, 32 with AFFINE_K32.
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K8 = 16, AFFINE_K32 = 32 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K8 | AFFINE_K32;
+
+// The affine rounds' buffers for the K that `flags` picks (none without AFFINE).
+struct affine_sums {
+    std::unique_ptr<msm_affine::rounds_t<8>> k8;
+    std::unique_ptr<msm_affine::rounds_t<16>> k16;
+    std::unique_ptr<msm_affine::rounds_t<32>> k32;
+
+    affine_sums(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
+    {
+        if ((flags & AFFINE) == 0)
+            return;
+        if (flags & AFFINE_K8)
+            k8.reset(new msm_affine::rounds_t<8>(n, mmax, s));
+        else if (flags & AFFINE_K32)
+            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
+        else
+            k16.reset(new msm_affine::rounds_t<16>(n, mmax, s));
+    }
+
+    // False where the XYZZ sums must do it (no AFFINE, or too few entries per bucket).
+    bool sums(const gpu_t& gpu, size_t n, uint32_t m, const affine_t* points, const uint32_t* vals,
+              const uint32_t* start, const uint32_t* order, bucket_h* buckets, cudaStream_t s)
+    {
+        if ((!k8 && !k16 && !k32) || msm_affine::rounds(n, m) == 0)
+            return false;
+        if (k8)
+            k8->sums(gpu, m, points, vals, start, order, buckets, s);
+        else if (k16)
+            k16->sums(gpu, m, points, vals, start, order, buckets, s);
+        else
+            k32->sums(gpu, m, points, vals, start, order, buckets, s);
+        return true;
+    }
+};
 
 template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
 inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
@@ -265,6 +303,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         {}
     };
     set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
+    affine_sums affine(flags, n, mmax, sum_s);
     // Level-2 results of every window: w2, t2, p2.
     pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
 
@@ -309,8 +348,10 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        launch_sums(flags, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
-                    st.buckets.get());
+        if (!affine.sums(gpu, n, m, d_points, st.svals.get(), st.start.get(), balanced ? st.order.get() : nullptr,
+                         st.buckets.get(), sum_s))
+            launch_sums(flags, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
+                        st.buckets.get());
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);

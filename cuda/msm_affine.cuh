@@ -1,0 +1,270 @@
+// Bucket sums of the big-MSM by affine additions that share inversions (msm_big's AFFINE
+// variant, measured against its XYZZ sums in cuda/NOTES.md). An XYZZ mixed addition costs 10 Fp
+// multiplications; an affine one 3 plus 3 for its share of a batched inversion (Montgomery's
+// trick) plus the inversion over the batch — sppark's `reciprocal` (safegcd on pairs of lanes,
+// ~20 multiplications' time), so batches of K = 8–32 additions per thread already pay.
+//
+// The sorted window is reduced in rounds: round r adds each bucket's points pairwise (a bucket of
+// L points becomes ⌈L/2⌉), every thread taking K consecutive output slots and one inversion for
+// them. The first round reads the bases by index (negated by the digit's sign); later rounds read
+// the previous round's contiguous output. After the rounds each bucket holds ~2 points, summed
+// by one thread per bucket with XYZZ additions (the buckets' order by size still applies: sizes
+// only shrink by rounding halves).
+#ifndef CUZK_CUDA_MSM_AFFINE_CUH
+#define CUZK_CUDA_MSM_AFFINE_CUH
+
+#include <cub/device/device_scan.cuh>
+
+#include "raii.cuh"
+#include "types.cuh"
+
+namespace msm_affine {
+
+constexpr uint32_t BLOCK = 128;
+
+struct pt {
+    fp_t x, y;
+};
+
+// Point q of a round's input: the bases by sorted entry (index | sign << 31) in the first round,
+// a flat array of (x, y) pairs — the memory layout of affine_t — after it.
+template<bool INDEXED>
+__device__ __forceinline__ uint32_t slot_of(const uint32_t* vals, uint32_t q)
+{
+    return INDEXED ? vals[q] & 0x7fffffff : q;
+}
+
+template<bool INDEXED>
+__device__ __forceinline__ fp_t x_of(const fp_t* pts, const uint32_t* vals, uint32_t q)
+{
+    return pts[2 * (size_t)slot_of<INDEXED>(vals, q)];
+}
+
+template<bool INDEXED>
+__device__ __forceinline__ pt pt_of(const fp_t* pts, const uint32_t* vals, uint32_t q)
+{
+    pt p;
+    if (INDEXED) {
+        const uint32_t v = vals[q];
+        p.x = pts[2 * (size_t)(v & 0x7fffffff)];
+        p.y = pts[2 * (size_t)(v & 0x7fffffff) + 1];
+        p.y.cneg(v >> 31);  // (zero stays zero: infinity is (0, 0))
+    } else {
+        p.x = pts[2 * (size_t)q];
+        p.y = pts[2 * (size_t)q + 1];
+    }
+    return p;
+}
+
+__device__ __forceinline__ bool same(const fp_t& a, const fp_t& b)
+{
+    return (a - b).is_zero();
+}
+
+// How p1 + p2 is made: by λ over x2 − x1 (ADD) or over 2·y1 (DOUBLE), or without a division.
+enum kind_t : uint32_t { ADD, DOUBLE, TAKE1, TAKE2, INF };
+
+__device__ __forceinline__ kind_t kind_of(const pt& p1, const pt& p2)
+{
+    if (p1.x.is_zero() && p1.y.is_zero())
+        return TAKE2;
+    if (p2.x.is_zero() && p2.y.is_zero())
+        return TAKE1;
+    if (!same(p1.x, p2.x))
+        return ADD;
+    return same(p1.y, p2.y) && !p1.y.is_zero() ? DOUBLE : INF;
+}
+
+__device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const pt& p2)
+{
+    return k == ADD ? p2.x - p1.x : k == DOUBLE ? p1.y + p1.y : fp_t(fp_t::one());
+}
+
+// One round: output slot j of bucket b (out_start[b] <= j < out_start[b + 1]) is input points
+// q = in_start[b] + 2·(j − out_start[b]) and q + 1 added, or q alone when q + 1 is past the
+// bucket. Thread t takes slots t·K .. t·K + K − 1; its prefix products go to scratch[i·T + t]
+// (coalesced across threads). Every thread of the grid reaches the inversion (pairs of lanes
+// share it), so none returns early.
+template<bool INDEXED, uint32_t K>
+__global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
+                                                    const uint32_t* out_start, uint32_t m, fp_t* out, fp_t* scratch)
+{
+    const uint32_t T = gridDim.x * BLOCK, t = blockIdx.x * BLOCK + threadIdx.x;
+    const uint32_t total = out_start[m + 1], j0 = t * K;
+    // The bucket of slot j0: the last b with out_start[b] <= j0 (bucket 0 is empty: digit 0).
+    uint32_t b = 0;
+    if (j0 < total) {
+        uint32_t lo = 0, hi = m;
+        while (lo < hi) {
+            const uint32_t mid = (lo + hi + 1) / 2;
+            if (out_start[mid] <= j0)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        b = lo;
+    }
+    fp_t acc = fp_t::one();
+#pragma unroll 1
+    for (uint32_t i = 0; i < K; i++) {
+        const uint32_t j = j0 + i;
+        fp_t d = fp_t::one();
+        if (j < total) {
+            while (out_start[b + 1] <= j)
+                b++;
+            const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
+            if (q + 1 < in_start[b + 1]) {
+                const fp_t x1 = x_of<INDEXED>(pts, vals, q), x2 = x_of<INDEXED>(pts, vals, q + 1);
+                if (same(x1, x2) || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
+                    const pt p1 = pt_of<INDEXED>(pts, vals, q), p2 = pt_of<INDEXED>(pts, vals, q + 1);
+                    d = denominator(kind_of(p1, p2), p1, p2);
+                } else {
+                    d = x2 - x1;
+                }
+            }
+        }
+        scratch[(size_t)i * T + t] = acc;
+        acc *= d;
+    }
+    __syncwarp();
+    fp_t inv = acc.reciprocal();
+#pragma unroll 1
+    for (uint32_t i = K; i-- > 0;) {
+        const uint32_t j = j0 + i;
+        if (j >= total)
+            continue;
+        while (out_start[b] > j)
+            b--;
+        const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
+        pt r = pt_of<INDEXED>(pts, vals, q);
+        if (q + 1 < in_start[b + 1]) {
+            const pt p2 = pt_of<INDEXED>(pts, vals, q + 1);
+            const kind_t k = kind_of(r, p2);
+            if (k == ADD || k == DOUBLE) {
+                const fp_t d = denominator(k, r, p2);
+                const fp_t inv_d = inv * scratch[(size_t)i * T + t];
+                inv *= d;
+                fp_t l = k == ADD ? p2.y - r.y : r.x ^ 2;
+                if (k == DOUBLE)
+                    l = l + l + l;
+                l *= inv_d;
+                const fp_t x3 = (l ^ 2) - r.x - p2.x;
+                r.y = l * (r.x - x3) - r.y;
+                r.x = x3;
+            } else if (k == TAKE2) {
+                r = p2;
+            } else if (k == INF) {
+                r.x.zero();
+                r.y.zero();
+            }
+        }
+        out[2 * (size_t)j] = r.x;
+        out[2 * (size_t)j + 1] = r.y;
+    }
+}
+
+// len[b] = ⌈(in_start[b + 1] − in_start[b]) / 2⌉ for buckets b in 1..=m, 0 for b = 0 and m + 1
+// (exclusively summed, the next round's bounds).
+__global__ void halve(const uint32_t* in_start, uint32_t m, uint32_t* len)
+{
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b <= m + 1; b += gridDim.x * blockDim.x)
+        len[b] = (b == 0 || b > m) ? 0 : (in_start[b + 1] - in_start[b] + 1) / 2;
+}
+
+// buckets[b] = Σ of bucket b's points left after the rounds (XYZZ), one thread per bucket,
+// largest first when `order` is given (as msm_big::sum_buckets).
+__global__ void __launch_bounds__(BLOCK) sum_rest(const fp_t* pts, const uint32_t* start, const uint32_t* order,
+                                                  uint32_t m, bucket_h* buckets)
+{
+    const uint32_t t = blockIdx.x * BLOCK + threadIdx.x;
+    if (t > m)
+        return;
+    const uint32_t b = order != nullptr ? (t == m ? 0 : order[t]) : t;
+    const affine_h* p = reinterpret_cast<const affine_h*>(pts);
+    bucket_t acc;
+    acc.inf();
+    if (b != 0)
+        for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
+            affine_t a = p[j];
+            acc.add(a);
+        }
+    buckets[b] = acc;
+}
+
+// How many pairwise rounds for n entries in m buckets: until ~2 points per bucket are left.
+inline uint32_t rounds(size_t n, uint32_t m)
+{
+    uint32_t r = 0;
+    while ((n >> (r + 1)) >= 2 * (size_t)m)
+        r++;
+    return r;
+}
+
+// Upper bound of a round's output slots given its input bound: ⌈L/2⌉ <= L/2 + 1/2 per bucket.
+inline size_t next_bound(size_t in, uint32_t m)
+{
+    return in / 2 + m / 2 + 1;
+}
+
+// The device buffers of the rounds, for windows of up to m buckets over n entries; made once
+// per MSM on `s` (the sums' stream), used by one window at a time.
+template<uint32_t K> struct rounds_t {
+    uint32_t mmax;
+    size_t n;
+    pool_buffer<fp_t> odd, even, scratch;  // outputs of odd / even rounds; prefix products
+    pool_buffer<uint32_t> len, bounds[2];
+    pool_buffer<char> temp;
+    size_t temp_bytes = 0;
+
+    static uint32_t threads(size_t slots) { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
+
+    rounds_t(size_t n_, uint32_t mmax_, cudaStream_t s)
+        : mmax(mmax_), n(n_), odd(2 * next_bound(n_, mmax_), s), even(2 * next_bound(next_bound(n_, mmax_), mmax_), s),
+          scratch((size_t)K * threads(next_bound(n_, mmax_)), s), len(mmax_ + 2, s), bounds{{mmax_ + 2, s}, {mmax_ + 2, s}},
+          temp(scan_bytes(mmax_), s)
+    {
+        temp_bytes = scan_bytes(mmax_);
+    }
+
+    static size_t scan_bytes(uint32_t mmax)
+    {
+        size_t b = 0;
+        CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, b, (const uint32_t*)nullptr, (uint32_t*)nullptr, mmax + 2));
+        return b;
+    }
+
+    // Bucket sums of one window: `vals` sorted, bucket b's entries at start[b] .. start[b + 1]
+    // (b in 0..=m), bases `points`; `order` (or null) the buckets by size, largest first. Only
+    // where rounds(n, m) > 0 (the caller sums sparser windows by XYZZ alone).
+    void sums(const gpu_t& gpu, uint32_t m, const affine_t* points, const uint32_t* vals, const uint32_t* start,
+              const uint32_t* order, bucket_h* buckets, cudaStream_t s)
+    {
+        const fp_t* in = reinterpret_cast<const fp_t*>(points);
+        const uint32_t* in_start = start;
+        const uint32_t r = rounds(n, m);
+        size_t bound = n;
+        for (uint32_t k = 0; k < r; k++) {
+            uint32_t* out_start = bounds[k & 1].get();
+            halve<<<gpu.sm_count() * 4, 256, 0, s>>>(in_start, m, len.get());
+            CUDA_OK(cudaGetLastError());
+            size_t tb = temp_bytes;
+            CUDA_OK(cub::DeviceScan::ExclusiveSum(temp.get(), tb, len.get(), out_start, m + 2, s));
+            bound = next_bound(bound, m);
+            fp_t* out = (k & 1) == 0 ? odd.get() : even.get();
+            const uint32_t blocks = threads(bound) / BLOCK;
+            if (k == 0)
+                pair_round<true, K><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, scratch.get());
+            else
+                pair_round<false, K><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, scratch.get());
+            CUDA_OK(cudaGetLastError());
+            in = out;
+            in_start = out_start;
+        }
+        sum_rest<<<(m + 1 + BLOCK - 1) / BLOCK, BLOCK, 0, s>>>(in, in_start, order, m, buckets);
+        CUDA_OK(cudaGetLastError());
+    }
+};
+
+} // namespace msm_affine
+
+#endif
