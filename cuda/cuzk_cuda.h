@@ -69,6 +69,8 @@ enum {
                                   big-MSM (cuda/msm_big.cuh) is used by default (2^26 points and up) */
     CUZK_CUDA_SPMV_WARP = 16,   /* a recorded circuit's a, b, c by warps walking the terms (cuzk_spmv_warp)
                                   instead of one row per thread; the same values */
+    CUZK_CUDA_MSM_H_XYZZ = 32,  /* the one-pass big-MSM's bucket sums by XYZZ additions instead of
+                                  affine rounds (cuda/msm_affine.cuh); the same sum */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless

@@ -197,39 +197,39 @@ inline std::vector<uint32_t> widths(uint32_t c)
 // multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
 // 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
 // SUMS_128x4, 0.97x). Measured in cuda/NOTES.md.
-// AFFINE sums by pairwise affine rounds (msm_affine.cuh), K = 16 slots per thread, 8 with
-// AFFINE_K8, 32 with AFFINE_K32.
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K8 = 16, AFFINE_K32 = 32 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K8 | AFFINE_K32;
+// AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 32 additions per thread and
+// inversion, 64 with AFFINE_K64, 128 with AFFINE_K128 (8 and 16 were slower: 2026-12-03 evening).
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K64 = 16, AFFINE_K128 = 32 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K64 | AFFINE_K128;
 
 // The affine rounds' buffers for the K that `flags` picks (none without AFFINE).
 struct affine_sums {
-    std::unique_ptr<msm_affine::rounds_t<8>> k8;
-    std::unique_ptr<msm_affine::rounds_t<16>> k16;
+    std::unique_ptr<msm_affine::rounds_t<64>> k64;
+    std::unique_ptr<msm_affine::rounds_t<128>> k128;
     std::unique_ptr<msm_affine::rounds_t<32>> k32;
 
     affine_sums(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
     {
         if ((flags & AFFINE) == 0)
             return;
-        if (flags & AFFINE_K8)
-            k8.reset(new msm_affine::rounds_t<8>(n, mmax, s));
-        else if (flags & AFFINE_K32)
-            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
+        if (flags & AFFINE_K64)
+            k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
+        else if (flags & AFFINE_K128)
+            k128.reset(new msm_affine::rounds_t<128>(n, mmax, s));
         else
-            k16.reset(new msm_affine::rounds_t<16>(n, mmax, s));
+            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
     }
 
     // False where the XYZZ sums must do it (no AFFINE, or too few entries per bucket).
     bool sums(const gpu_t& gpu, size_t n, uint32_t m, const affine_t* points, const uint32_t* vals,
               const uint32_t* start, const uint32_t* order, bucket_h* buckets, cudaStream_t s)
     {
-        if ((!k8 && !k16 && !k32) || msm_affine::rounds(n, m) == 0)
+        if ((!k32 && !k64 && !k128) || msm_affine::rounds(n, m) == 0)
             return false;
-        if (k8)
-            k8->sums(gpu, m, points, vals, start, order, buckets, s);
-        else if (k16)
-            k16->sums(gpu, m, points, vals, start, order, buckets, s);
+        if (k64)
+            k64->sums(gpu, m, points, vals, start, order, buckets, s);
+        else if (k128)
+            k128->sums(gpu, m, points, vals, start, order, buckets, s);
         else
             k32->sums(gpu, m, points, vals, start, order, buckets, s);
         return true;

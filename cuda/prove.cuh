@@ -342,6 +342,8 @@ inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
 // 0.72x at 2^27, against 0.77x and 0.76x with 20 bits (BENCHMARKS.md, 2026-12-03).
 constexpr size_t MSM_BIG_MIN_POINTS = (size_t)1 << 25;
 constexpr uint32_t MSM_BIG_WINDOW = 22;
+// Its bucket sums by affine rounds (msm_affine.cuh) unless the caller asks for XYZZ sums.
+constexpr uint32_t MSM_BIG_SUMS = msm_big::AFFINE;
 
 // The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS (unless the caller asked for
 // sppark's), else sppark's Pippenger.
@@ -351,7 +353,8 @@ inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const
     if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW);
+    const uint32_t sums = (in.flags & CUZK_CUDA_MSM_H_XYZZ) != 0 ? 0 : MSM_BIG_SUMS;
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |

@@ -15,10 +15,12 @@
 //!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
 //!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
+//!                            [--sppark-h-runs N] [--xyzz-h-runs N]
 //!                            [--export-witness DIR] [--export-params FILE] [--stream K]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
-//!                                        its first D points if given; both B_G2 placements); then
+//!                                        its first D points if given; both B_G2 placements; ΣH
+//!                                        also by sppark's MSM or XYZZ bucket sums if asked); then
 //!                                        writes the workload for `supraseal-c2-bench raw`; then K
 //!                                        copies proved by two threads at once (throughput)
 //!

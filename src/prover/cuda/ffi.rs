@@ -51,6 +51,8 @@ pub const FOLD: u32 = 4;
 pub const MSM_H_SPPARK: u32 = 8;
 /// A recorded circuit's a, b, c by warps walking the terms instead of one row per thread.
 pub const SPMV_WARP: u32 = 16;
+/// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds.
+pub const MSM_H_XYZZ: u32 = 32;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 

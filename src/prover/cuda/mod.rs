@@ -70,6 +70,7 @@ pub struct CudaBackend {
     b_g2_on_gpu: AtomicBool,
     /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
     msm_h_sppark: AtomicBool,
+    msm_h_xyzz: AtomicBool,
     /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/kernels.cuh).
     spmv_warp: AtomicBool,
     /// Set once the CPU fallback has been logged.
@@ -121,6 +122,7 @@ impl CudaBackend {
             pool,
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
             msm_h_sppark: AtomicBool::new(false),
+            msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
             fallback_logged: AtomicBool::new(false),
         })
@@ -156,6 +158,16 @@ impl CudaBackend {
 
     pub(crate) fn msm_h_sppark(&self) -> bool {
         self.msm_h_sppark.load(Ordering::Relaxed)
+    }
+
+    /// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds (the
+    /// default, cuda/msm_affine.cuh): the same sum, for comparing the two.
+    pub fn set_msm_h_xyzz(&self, xyzz: bool) {
+        self.msm_h_xyzz.store(xyzz, Ordering::Relaxed);
+    }
+
+    pub(crate) fn msm_h_xyzz(&self) -> bool {
+        self.msm_h_xyzz.load(Ordering::Relaxed)
     }
 
     /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (the default)
