@@ -197,10 +197,11 @@ inline std::vector<uint32_t> widths(uint32_t c)
 // multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
 // 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
 // SUMS_128x4, 0.97x). Measured in cuda/NOTES.md.
-// AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 32 additions per thread and
-// inversion, 64 with AFFINE_K64, 128 with AFFINE_K128 (8 and 16 were slower: 2026-12-03 evening).
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K64 = 16, AFFINE_K128 = 32 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K64 | AFFINE_K128;
+// AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 64 additions per thread and
+// inversion, 32 with AFFINE_K32, 128 with AFFINE_K128 (at 2^27 0.87x, 0.89x and 0.88x the XYZZ
+// sums' time; K 8 and 16 slower: BENCHMARKS.md, 2026-12-03 evening).
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K32 = 16, AFFINE_K128 = 32 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K32 | AFFINE_K128;
 
 // The affine rounds' buffers for the K that `flags` picks (none without AFFINE).
 struct affine_sums {
@@ -212,12 +213,12 @@ struct affine_sums {
     {
         if ((flags & AFFINE) == 0)
             return;
-        if (flags & AFFINE_K64)
-            k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
+        if (flags & AFFINE_K32)
+            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
         else if (flags & AFFINE_K128)
             k128.reset(new msm_affine::rounds_t<128>(n, mmax, s));
         else
-            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
+            k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
     }
 
     // False where the XYZZ sums must do it (no AFFINE, or too few entries per bucket).
@@ -226,12 +227,12 @@ struct affine_sums {
     {
         if ((!k32 && !k64 && !k128) || msm_affine::rounds(n, m) == 0)
             return false;
-        if (k64)
-            k64->sums(gpu, m, points, vals, start, order, buckets, s);
+        if (k32)
+            k32->sums(gpu, m, points, vals, start, order, buckets, s);
         else if (k128)
             k128->sums(gpu, m, points, vals, start, order, buckets, s);
         else
-            k32->sums(gpu, m, points, vals, start, order, buckets, s);
+            k64->sums(gpu, m, points, vals, start, order, buckets, s);
         return true;
     }
 };
