@@ -209,16 +209,24 @@ struct affine_sums {
     std::unique_ptr<msm_affine::rounds_t<128>> k128;
     std::unique_ptr<msm_affine::rounds_t<32>> k32;
 
+    // Where the device cannot lend the rounds' buffers (~13 GB at 2^27), the XYZZ sums, which
+    // need none, do the work: slower, never a failed proof.
     affine_sums(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
     {
         if ((flags & AFFINE) == 0)
             return;
-        if (flags & AFFINE_K32)
-            k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
-        else if (flags & AFFINE_K128)
-            k128.reset(new msm_affine::rounds_t<128>(n, mmax, s));
-        else
-            k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
+        try {
+            if (flags & AFFINE_K32)
+                k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
+            else if (flags & AFFINE_K128)
+                k128.reset(new msm_affine::rounds_t<128>(n, mmax, s));
+            else
+                k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
+        } catch (const cuda_error& e) {
+            if (e.code() != -(int)cudaErrorMemoryAllocation)
+                throw;
+            (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
+        }
     }
 
     // False where the XYZZ sums must do it (no AFFINE, or too few entries per bucket).
