@@ -1,9 +1,9 @@
 //! The CUDA backend against the CPU backend with fixed r, s: proofs must be byte-identical, on
 //! synthetic circuits from 2^10 to 2^20 constraints (non-power-of-two sizes, all-zero and
 //! all-one witness regions, a single constraint) and on the real 2 KiB partition; device memory
-//! must return to its level after 50 proofs. Every test passes with a "SKIP" line when no CUDA
-//! device is usable (CI, the CPU-only build machine). The same checks, plus timings, run from
-//! `cuzk-gpu selftest` on the GPU machine.
+//! must return to its level after 50 proofs; ΣH's big-MSM variants must equal sppark's MSM. Every
+//! test passes with a "SKIP" line when no CUDA device is usable (CI, the CPU-only build machine).
+//! The same checks, plus timings, run from `cuzk-gpu selftest` on the GPU machine.
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -138,6 +138,25 @@ fn backend_selection_names_why_cuda_is_unavailable() {
             assert_eq!(Engine::new(on("auto", 0)).unwrap().backend_name(), "cpu");
             assert_eq!(Engine::new(on("cuda", 0)).err().expect("no device").status, Status::Unsupported);
         }
+    }
+}
+
+/// ΣH's one-pass big-MSM (cuda/msm_big.cuh) against sppark's Pippenger on the same input, for
+/// every bucket-sum variant: XYZZ sums largest bucket first and in natural order, affine rounds
+/// (cuda/msm_affine.cuh) with K 64, 32 and 128, and 12-bit windows (8 rounds instead of 4).
+/// 2^20 scalars over 2^16 bases tiled, two of them the identity, so buckets hold repeated bases
+/// with both signs: the rounds meet doublings, P + (−P) and infinity inputs.
+#[test]
+fn big_msm_variants_equal_sppark() {
+    use group::prime::PrimeCurveAffine;
+    let Some(gpu) = gpu() else { return };
+    let mut points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 3);
+    points[1] = blstrs::G1Affine::identity();
+    points[40_000] = blstrs::G1Affine::identity();
+    let windows = [16, 116, 816, 2416, 4016, 812];
+    let ((peer, _), ours) = gpu.msm_bench(0, &points, 1 << 20, &windows, 0x5eed).unwrap();
+    for (&w, (sum, _, _)) in windows.iter().zip(&ours) {
+        assert_eq!(sum, &peer, "window code {w}: the big-MSM's sum differs from sppark's");
     }
 }
 
