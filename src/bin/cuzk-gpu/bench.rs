@@ -439,15 +439,17 @@ fn stream(gpu: &CudaBackend, srs: &Srs, asg: Assignment, (r, s): (Scalar, Scalar
     let t = Instant::now();
     // Each proof's spent buffers are kept until the clock stops (the engine frees them on its
     // deallocation thread, off the prover's path).
-    let (each, spent): (Vec<f64>, Vec<_>) = std::thread::scope(|sc| {
+    // Each proof: (start on the stream's clock, its wall, its phases), for the timeline below.
+    let (each, spent): (Vec<(f64, f64, String)>, Vec<_>) = std::thread::scope(|sc| {
         let prover = || {
             let mut took = Vec::new();
             loop {
                 let next = queue.lock().unwrap().pop(); // the lock is not held while proving
                 let Some(a) = next else { return took };
-                let t = Instant::now();
+                let from = t.elapsed().as_secs_f64();
                 let p = gpu.prove(srs, a, r, s).expect("gpu proof");
-                took.push((t.elapsed().as_secs_f64(), p.garbage));
+                let wall = t.elapsed().as_secs_f64() - from;
+                took.push(((from, wall, phases_ms(&p.phases)), p.garbage));
                 assert_eq!(bytes(&p.proof), expect, "GPU proofs with equal r, s differ");
             }
         };
@@ -456,6 +458,12 @@ fn stream(gpu: &CudaBackend, srs: &Srs, asg: Assignment, (r, s): (Scalar, Scalar
     });
     let wall = t.elapsed().as_secs_f64();
     drop(spent);
+    let mut order: Vec<_> = each.iter().collect();
+    order.sort_by(|x, y| x.0.total_cmp(&y.0));
+    for (from, took, phases) in order {
+        println!("stream proof at {from:.3}s for {took:.3}s: {phases}");
+    }
+    let each: Vec<f64> = each.iter().map(|e| e.1).collect();
     println!(
         "stream 2^{log}: {k} partitions on two threads in {wall:.3}s = {:.3}s per partition (each proof's own wall: {})",
         wall / k as f64,
