@@ -25,7 +25,21 @@ public:
             return;
         release();
         void* p = nullptr;
-        CUDA_OK(cudaMalloc(&p, n * sizeof(T)));
+        cudaError_t e = cudaMalloc(&p, n * sizeof(T));
+        if (e == cudaErrorMemoryAllocation) {
+            // The device's stream-ordered pool keeps the MSMs' freed scratch (up to ~20 GB at 2^27:
+            // cuzk_cuda_workspace sets no release threshold) and cudaMalloc cannot use it: hand
+            // the unused part back once (after the frees in flight complete) and try again.
+            (void)cudaGetLastError();
+            int dev = 0;
+            cudaMemPool_t pool;
+            CUDA_OK(cudaGetDevice(&dev));
+            CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, dev));
+            CUDA_OK(cudaDeviceSynchronize());
+            CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+            e = cudaMalloc(&p, n * sizeof(T));
+        }
+        CUDA_OK(e);
         ptr_ = static_cast<T*>(p);
         cap_ = n;
     }
