@@ -11,9 +11,9 @@
 // The sorted window is reduced in rounds: round r adds each bucket's points pairwise (a bucket of
 // L points becomes ⌈L/2⌉), every thread taking K consecutive output slots and one inversion for
 // them. The first round reads the bases by index (negated by the digit's sign); later rounds read
-// the previous round's contiguous output. After the rounds each bucket holds ~2 points, summed
-// by one thread per bucket with XYZZ additions (the buckets' order by size still applies: sizes
-// only shrink by rounding halves).
+// the previous round's contiguous output. After the rounds each bucket holds ~2 points, which
+// msm_big's XYZZ bucket sums add (the buckets' order by size still applies: sizes only shrink by
+// rounding halves).
 #ifndef CUZK_CUDA_MSM_AFFINE_CUH
 #define CUZK_CUDA_MSM_AFFINE_CUH
 
@@ -47,16 +47,10 @@ __device__ __forceinline__ fp_t x_of(const fp_t* pts, const uint32_t* vals, uint
 template<bool INDEXED>
 __device__ __forceinline__ pt pt_of(const fp_t* pts, const uint32_t* vals, uint32_t q)
 {
-    pt p;
-    if (INDEXED) {
-        const uint32_t v = vals[q];
-        p.x = pts[2 * (size_t)(v & 0x7fffffff)];
-        p.y = pts[2 * (size_t)(v & 0x7fffffff) + 1];
-        p.y.cneg(v >> 31);  // (zero stays zero: infinity is (0, 0))
-    } else {
-        p.x = pts[2 * (size_t)q];
-        p.y = pts[2 * (size_t)q + 1];
-    }
+    const size_t i = slot_of<INDEXED>(vals, q);
+    pt p{pts[2 * i], pts[2 * i + 1]};
+    if (INDEXED)
+        p.y.cneg(vals[q] >> 31);  // (zero stays zero: infinity is (0, 0))
     return p;
 }
 
@@ -65,23 +59,26 @@ __device__ __forceinline__ bool same(const fp_t& a, const fp_t& b)
     return (a - b).is_zero();
 }
 
-// How p1 + p2 is made: by λ over x2 − x1 (ADD) or over 2·y1 (DOUBLE), or without a division.
+// How p1 + p2 is made (dx = x2 − x1): by λ over dx (ADD) or over 2·y1 (DOUBLE), or without a
+// division.
 enum kind_t : uint32_t { ADD, DOUBLE, TAKE1, TAKE2, INF };
 
-__device__ __forceinline__ kind_t kind_of(const pt& p1, const pt& p2)
+__device__ __forceinline__ kind_t kind_of(const pt& p1, const pt& p2, const fp_t& dx)
 {
     if (p1.x.is_zero() && p1.y.is_zero())
         return TAKE2;
     if (p2.x.is_zero() && p2.y.is_zero())
         return TAKE1;
-    if (!same(p1.x, p2.x))
+    if (!dx.is_zero())
         return ADD;
     return same(p1.y, p2.y) && !p1.y.is_zero() ? DOUBLE : INF;
 }
 
-__device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const pt& p2)
+__device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const fp_t& dx)
 {
-    return k == ADD ? p2.x - p1.x : k == DOUBLE ? p1.y + p1.y : fp_t(fp_t::one());
+    if (k == ADD)
+        return dx;
+    return k == DOUBLE ? p1.y + p1.y : fp_t(fp_t::one());
 }
 
 // One round: output slot j of bucket b (out_start[b] <= j < out_start[b + 1]) is input points
@@ -119,11 +116,10 @@ __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint3
             const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
             if (q + 1 < in_start[b + 1]) {
                 const fp_t x1 = x_of<INDEXED>(pts, vals, q), x2 = x_of<INDEXED>(pts, vals, q + 1);
-                if (same(x1, x2) || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
+                d = x2 - x1;
+                if (d.is_zero() || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
                     const pt p1 = pt_of<INDEXED>(pts, vals, q), p2 = pt_of<INDEXED>(pts, vals, q + 1);
-                    d = denominator(kind_of(p1, p2), p1, p2);
-                } else {
-                    d = x2 - x1;
+                    d = denominator(kind_of(p1, p2, d), p1, d);
                 }
             }
         }
@@ -143,9 +139,10 @@ __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint3
         pt r = pt_of<INDEXED>(pts, vals, q);
         if (q + 1 < in_start[b + 1]) {
             const pt p2 = pt_of<INDEXED>(pts, vals, q + 1);
-            const kind_t k = kind_of(r, p2);
+            const fp_t dx = p2.x - r.x;
+            const kind_t k = kind_of(r, p2, dx);
             if (k == ADD || k == DOUBLE) {
-                const fp_t d = denominator(k, r, p2);
+                const fp_t d = denominator(k, r, dx);
                 const fp_t inv_d = inv * scratch[(size_t)i * T + t];
                 inv *= d;
                 fp_t l = k == ADD ? p2.y - r.y : r.x ^ 2;
@@ -175,26 +172,6 @@ __global__ void halve(const uint32_t* in_start, uint32_t m, uint32_t* len)
         len[b] = (b == 0 || b > m) ? 0 : (in_start[b + 1] - in_start[b] + 1) / 2;
 }
 
-// buckets[b] = Σ of bucket b's points left after the rounds (XYZZ), one thread per bucket,
-// largest first when `order` is given (as msm_big::sum_buckets).
-__global__ void __launch_bounds__(BLOCK) sum_rest(const fp_t* pts, const uint32_t* start, const uint32_t* order,
-                                                  uint32_t m, bucket_h* buckets)
-{
-    const uint32_t t = blockIdx.x * BLOCK + threadIdx.x;
-    if (t > m)
-        return;
-    const uint32_t b = order != nullptr ? (t == m ? 0 : order[t]) : t;
-    const affine_h* p = reinterpret_cast<const affine_h*>(pts);
-    bucket_t acc;
-    acc.inf();
-    if (b != 0)
-        for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
-            affine_t a = p[j];
-            acc.add(a);
-        }
-    buckets[b] = acc;
-}
-
 // How many pairwise rounds for n entries in m buckets: until ~2 points per bucket are left.
 inline uint32_t rounds(size_t n, uint32_t m)
 {
@@ -210,24 +187,46 @@ inline size_t next_bound(size_t in, uint32_t m)
     return in / 2 + m / 2 + 1;
 }
 
-// The device buffers of the rounds, for windows of up to m buckets over n entries; made once
-// per MSM on `s` (the sums' stream), used by one window at a time.
-template<uint32_t K> struct rounds_t {
-    uint32_t mmax;
+// The device buffers of the rounds for windows of up to mmax buckets over n entries, K
+// additions per thread; made once per MSM on `s` (the sums' stream), used by one window at a time.
+struct rounds_t {
     size_t n;
+    uint32_t K;
+    size_t temp_bytes;
     pool_buffer<fp_t> odd, even, scratch;  // outputs of odd / even rounds; prefix products
     pool_buffer<uint32_t> len, bounds[2];
     pool_buffer<char> temp;
-    size_t temp_bytes = 0;
 
-    static uint32_t threads(size_t slots) { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
+    uint32_t threads(size_t slots) const { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
 
-    rounds_t(size_t n_, uint32_t mmax_, cudaStream_t s)
-        : mmax(mmax_), n(n_), odd(2 * next_bound(n_, mmax_), s), even(2 * next_bound(next_bound(n_, mmax_), mmax_), s),
-          scratch((size_t)K * threads(next_bound(n_, mmax_)), s), len(mmax_ + 2, s), bounds{{mmax_ + 2, s}, {mmax_ + 2, s}},
-          temp(scan_bytes(mmax_), s)
+    rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s)
+        : n(n_), K(K_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
+          even(2 * next_bound(next_bound(n_, mmax), mmax), s), scratch((size_t)K_ * threads(next_bound(n_, mmax)), s),
+          len(mmax + 2, s), bounds{{mmax + 2, s}, {mmax + 2, s}}, temp(temp_bytes, s)
+    {}
+
+    // pair_round for this K (a template argument: the kernel's loops stay in 128 registers).
+    template<bool INDEXED>
+    void launch_in(uint32_t blocks, cudaStream_t s, const fp_t* in, const uint32_t* vals, const uint32_t* in_start,
+                   const uint32_t* out_start, uint32_t m, fp_t* out)
     {
-        temp_bytes = scan_bytes(mmax_);
+        fp_t* sc = scratch.get();
+        if (K == 32)
+            pair_round<INDEXED, 32><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+        else if (K == 128)
+            pair_round<INDEXED, 128><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+        else
+            pair_round<INDEXED, 64><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+        CUDA_OK(cudaGetLastError());
+    }
+
+    void launch_round(bool indexed, uint32_t blocks, cudaStream_t s, const fp_t* in, const uint32_t* vals,
+                      const uint32_t* in_start, const uint32_t* out_start, uint32_t m, fp_t* out)
+    {
+        if (indexed)
+            launch_in<true>(blocks, s, in, vals, in_start, out_start, m, out);
+        else
+            launch_in<false>(blocks, s, in, vals, in_start, out_start, m, out);
     }
 
     static size_t scan_bytes(uint32_t mmax)
@@ -237,17 +236,16 @@ template<uint32_t K> struct rounds_t {
         return b;
     }
 
-    // Bucket sums of one window: `vals` sorted, bucket b's entries at start[b] .. start[b + 1]
-    // (b in 0..=m), bases `points`; `order` (or null) the buckets by size, largest first. Only
-    // where rounds(n, m) > 0 (the caller sums sparser windows by XYZZ alone).
-    void sums(const gpu_t& gpu, uint32_t m, const affine_t* points, const uint32_t* vals, const uint32_t* start,
-              const uint32_t* order, bucket_h* buckets, cudaStream_t s)
+    // One window's rounds, where rounds(n, m) > 0: `vals` sorted, bucket b's entries at start[b] ..
+    // start[b + 1] (b in 0..=m), bases `points`. Returns what is left to sum: the last round's
+    // points, contiguous in bucket order, and its bucket bounds.
+    std::pair<const affine_t*, const uint32_t*> reduce(const gpu_t& gpu, uint32_t m, const affine_t* points,
+                                                        const uint32_t* vals, const uint32_t* start, cudaStream_t s)
     {
         const fp_t* in = reinterpret_cast<const fp_t*>(points);
         const uint32_t* in_start = start;
-        const uint32_t r = rounds(n, m);
         size_t bound = n;
-        for (uint32_t k = 0; k < r; k++) {
+        for (uint32_t k = 0, r = rounds(n, m); k < r; k++) {
             uint32_t* out_start = bounds[k & 1].get();
             halve<<<gpu.sm_count() * 4, 256, 0, s>>>(in_start, m, len.get());
             CUDA_OK(cudaGetLastError());
@@ -255,17 +253,11 @@ template<uint32_t K> struct rounds_t {
             CUDA_OK(cub::DeviceScan::ExclusiveSum(temp.get(), tb, len.get(), out_start, m + 2, s));
             bound = next_bound(bound, m);
             fp_t* out = (k & 1) == 0 ? odd.get() : even.get();
-            const uint32_t blocks = threads(bound) / BLOCK;
-            if (k == 0)
-                pair_round<true, K><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, scratch.get());
-            else
-                pair_round<false, K><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, scratch.get());
-            CUDA_OK(cudaGetLastError());
+            launch_round(k == 0, threads(bound) / BLOCK, s, in, vals, in_start, out_start, m, out);
             in = out;
             in_start = out_start;
         }
-        sum_rest<<<(m + 1 + BLOCK - 1) / BLOCK, BLOCK, 0, s>>>(in, in_start, order, m, buckets);
-        CUDA_OK(cudaGetLastError());
+        return {reinterpret_cast<const affine_t*>(in), in_start};
     }
 };
 

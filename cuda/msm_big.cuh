@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "msm_affine.cuh"
@@ -85,7 +86,7 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 }
 
 // buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
-// at infinity, its weight is zero). One thread per bucket; a warp runs as long as its largest
+// at infinity, its weight is zero); null `vals`: entry j is points[j] (the affine rounds' output). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
 // warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
 // cuda/NOTES.md). Blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that that many
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets(const affine_t*
     acc.inf();
     if (b != 0)
         for (uint32_t j = start[b], e = start[b + 1]; j < e; j++) {
-            uint32_t v = vals[j];
+            uint32_t v = vals != nullptr ? vals[j] : j;  // null: the points are in bucket order
             affine_t p = points[v & 0x7fffffff];
             acc.add(p, v >> 31);
         }
@@ -203,47 +204,23 @@ inline std::vector<uint32_t> widths(uint32_t c)
 enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K32 = 16, AFFINE_K128 = 32 };
 constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K32 | AFFINE_K128;
 
-// The affine rounds' buffers for the K that `flags` picks (none without AFFINE).
-struct affine_sums {
-    std::unique_ptr<msm_affine::rounds_t<64>> k64;
-    std::unique_ptr<msm_affine::rounds_t<128>> k128;
-    std::unique_ptr<msm_affine::rounds_t<32>> k32;
-
-    // Where the device cannot lend the rounds' buffers (~13 GB at 2^27), the XYZZ sums, which
-    // need none, do the work: slower, never a failed proof.
-    affine_sums(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
-    {
-        if ((flags & AFFINE) == 0)
-            return;
-        try {
-            if (flags & AFFINE_K32)
-                k32.reset(new msm_affine::rounds_t<32>(n, mmax, s));
-            else if (flags & AFFINE_K128)
-                k128.reset(new msm_affine::rounds_t<128>(n, mmax, s));
-            else
-                k64.reset(new msm_affine::rounds_t<64>(n, mmax, s));
-        } catch (const cuda_error& e) {
-            if (e.code() != -(int)cudaErrorMemoryAllocation)
-                throw;
-            (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
-        }
+// The affine rounds' buffers for the K that `flags` picks; none without AFFINE, or where the
+// device cannot lend them (~13 GB at 2^27): the XYZZ sums, which need none, then do the work —
+// slower, never a failed proof.
+inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
+{
+    if ((flags & AFFINE) == 0)
+        return nullptr;
+    const uint32_t K = (flags & AFFINE_K32) ? 32 : (flags & AFFINE_K128) ? 128 : 64;
+    try {
+        return std::make_unique<msm_affine::rounds_t>(n, mmax, K, s);
+    } catch (const cuda_error& e) {
+        if (e.code() != -(int)cudaErrorMemoryAllocation)
+            throw;
+        (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
+        return nullptr;
     }
-
-    // False where the XYZZ sums must do it (no AFFINE, or too few entries per bucket).
-    bool sums(const gpu_t& gpu, size_t n, uint32_t m, const affine_t* points, const uint32_t* vals,
-              const uint32_t* start, const uint32_t* order, bucket_h* buckets, cudaStream_t s)
-    {
-        if ((!k32 && !k64 && !k128) || msm_affine::rounds(n, m) == 0)
-            return false;
-        if (k32)
-            k32->sums(gpu, m, points, vals, start, order, buckets, s);
-        else if (k128)
-            k128->sums(gpu, m, points, vals, start, order, buckets, s);
-        else
-            k64->sums(gpu, m, points, vals, start, order, buckets, s);
-        return true;
-    }
-};
+}
 
 template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
 inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
@@ -312,7 +289,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         {}
     };
     set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
-    affine_sums affine(flags, n, mmax, sum_s);
+    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(flags, n, mmax, sum_s);
     // Level-2 results of every window: w2, t2, p2.
     pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
 
@@ -357,10 +334,14 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        if (!affine.sums(gpu, n, m, d_points, st.svals.get(), st.start.get(), balanced ? st.order.get() : nullptr,
-                         st.buckets.get(), sum_s))
-            launch_sums(flags, m, sum_s, d_points, st.svals.get(), st.start.get(), st.order.get(),
-                        st.buckets.get());
+        // With the affine rounds, the XYZZ sums add the ~2 points per bucket they leave.
+        const affine_t* pts = d_points;
+        const uint32_t *vals = st.svals.get(), *bounds = st.start.get();
+        if (affine && msm_affine::rounds(n, m) > 0) {
+            std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, sum_s);
+            vals = nullptr;  // the rounds' output is in bucket order
+        }
+        launch_sums(flags, m, sum_s, pts, vals, bounds, st.order.get(), st.buckets.get());
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);
