@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Lane-by-lane model of cuda/msm_affine.cuh's rounds (pair_round, halve, the scan, sum_rest) over
-BLS12-381 G1 in affine coordinates: every bucket's result must equal the plain sum of its entries.
+"""Lane-by-lane model of cuda/msm_affine.cuh's rounds (pair_round, halve, the scan; then msm_big's
+sum_buckets over what they leave) over BLS12-381 G1 in affine coordinates: every bucket's result must equal the plain sum of its entries.
 Buckets get repeated bases (doubling), a base and its negation (infinity) and infinity bases,
 the cases the kernel handles without a division. Run: python3 scripts/sim-msm-affine.py"""
 import random
@@ -142,7 +142,7 @@ def run(rng, m, n, K, bases):
         out = pair_round(pt_of, in_start, out_start, m, K, T)
         pt_of = (lambda o: lambda q: o[q])(out)
         in_start = out_start
-    for b in range(1, m + 1):  # sum_rest
+    for b in range(1, m + 1):  # msm_big::sum_buckets over what the rounds leave
         s = INF
         for j in range(in_start[b], in_start[b + 1]):
             s = add(s, pt_of(j))
