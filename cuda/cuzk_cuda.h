@@ -75,10 +75,14 @@ enum {
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
  * SKIP_MSM_H) and the L, A, B queries from l, a_q, b_q, flags B_G2 and FOLD, and r. The caller
- * may prepare the sparse inputs while the H stage runs; both stages run on one workspace, H first. */
+ * may prepare the sparse inputs while the H stage runs; the stages run on one workspace, H first.
+ * The queries stage checks and uploads l, a_q, b_q (no kernels: it can run beside another
+ * workspace's MSMs); a sparse stage given the same arrays then starts computing at once, else it
+ * uploads them itself. A later H stage discards an upload no sparse stage used. */
 enum {
     CUZK_CUDA_STAGE_H = 1,
     CUZK_CUDA_STAGE_SPARSE = 2,
+    CUZK_CUDA_STAGE_QUERIES = 4,
 };
 typedef struct {
     const void* a;            /* constraints scalars each */

@@ -18,10 +18,20 @@ inline sppark_error invalid(const std::string& what)
     return sppark_error{CUZK_CUDA_E_INVALID, what};
 }
 
+// The sparse queries a STAGE_QUERIES call uploaded for the next STAGE_SPARSE on the workspace:
+// which arrays (the sparse stage uploads again unless its input names the same ones) and where
+// each query's bitmap words and significant scalars start in bitmaps / sig_idx / sig_scalars.
+struct uploaded_queries {
+    bool ready = false;
+    bool g2 = false;
+    cuzk_cuda_sparse q[3];
+    size_t woff[3], soff[3];
+};
+
 struct cuzk_cuda_workspace {
     const gpu_t& gpu;
     stream_t stream;
-    stream_t copy;   // a, b, c uploads, overlapping the NTTs on `stream`
+    stream_t copy;   // a, b, c and the sparse queries' uploads, overlapping kernels on `stream`
     stream_t side;   // the B_G2 query's gather, on its own host thread
     device_buffer<fr_t> abc;
     size_t h_domain = 0;  // domain whose H coefficients abc holds (0: none)
@@ -39,6 +49,7 @@ struct cuzk_cuda_workspace {
     device_buffer<bucket2_t> ret2;
     device_buffer<fr_t> wit;       // [input | aux] of a recorded circuit's proof
     device_buffer<uint32_t> bad;   // set by cuzk_spmv on an out-of-range term
+    uploaded_queries queries;
     // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;

@@ -55,6 +55,8 @@ pub const SPMV_WARP: u32 = 16;
 pub const MSM_H_XYZZ: u32 = 32;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
+/// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
+pub const STAGE_QUERIES: u32 = 4;
 
 #[repr(C)]
 pub struct ProveIn {

@@ -73,6 +73,8 @@ pub struct CudaBackend {
     msm_h_xyzz: AtomicBool,
     /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/kernels.cuh).
     spmv_warp: AtomicBool,
+    /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
+    queries_before_gate: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
 }
@@ -124,6 +126,7 @@ impl CudaBackend {
             msm_h_sppark: AtomicBool::new(false),
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
+            queries_before_gate: AtomicBool::new(true),
             fallback_logged: AtomicBool::new(false),
         })
     }
@@ -178,6 +181,17 @@ impl CudaBackend {
 
     pub fn spmv_warp(&self) -> bool {
         self.spmv_warp.load(Ordering::Relaxed)
+    }
+
+    /// Upload a proof's sparse queries before its lane takes the device's MSM gate, beside the
+    /// other lane's MSMs (the default), or let the sparse stage upload them under the gate (the
+    /// same proof; for comparing the two).
+    pub fn set_queries_before_gate(&self, before: bool) {
+        self.queries_before_gate.store(before, Ordering::Relaxed);
+    }
+
+    pub(crate) fn queries_before_gate(&self) -> bool {
+        self.queries_before_gate.load(Ordering::Relaxed)
     }
 
     pub fn device_count(&self) -> usize {
