@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <exception>
 #include <initializer_list>
+#include <mutex>
 #include <thread>
 #include <string>
 #include <vector>
@@ -184,8 +185,9 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
 
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
     // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
-    ev[0].record(ws.copy);
     uint32_t bad = 0;
+    std::unique_lock<std::mutex> turn{upload_turn(gpu.id())};  // the upload times start at our turn
+    ev[0].record(ws.copy);
     if (rec != nullptr) {
         ws.wit.reserve(rec->inputs + rec->aux);
         ws.bad.reserve(1);
@@ -194,6 +196,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
         for (int i = 0; i < 3; i++)
             ev[1 + i].record(ws.copy);
+        turn.unlock();
         CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
         CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
         ev[6].record(s);
@@ -225,6 +228,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         if (in.lg_domain > 0)
             to_coset(s, dev_abc[i], in.lg_domain);
     }
+    if (turn.owns_lock())
+        turn.unlock();
     if (in.lg_domain > 0)
         finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
     ev[4].record(s);
