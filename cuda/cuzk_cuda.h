@@ -163,10 +163,10 @@ cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double rates[2]);
  * the `npoints` distinct bases (blst_p1_affine) repeated to n, n scalars below 2^254 made on the
  * device from `seed`. For each of the `nwindows` window widths: ours[k] gets our sum (blst_p1),
  * ms[1 + k] our best of two runs (host clock around the synchronous call, buffer allocation
- * included) and ms[1 + nwindows + 4k ..] the last run's CUDA-event times: whole MSM (first digits
- * to last download), first window's digits + sort, all sorts, all bucket sums (overlapping);
- * peer gets sppark's sum, ms[0] its best of two. The sums must be the same point. ms holds
- * 1 + 5·nwindows floats. */
+ * included) and ms[1 + nwindows + 6k ..] the last run's CUDA-event times: whole MSM (first digits
+ * to last download), first window's digits + sort, all sorts, all bucket sums (overlapping), then
+ * its host-clock times before the first event and after the last; peer gets sppark's sum, ms[0]
+ * its best of two. The sums must be the same point. ms holds 1 + 7·nwindows floats. */
 cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n,
                                      const uint32_t* windows, uint32_t nwindows, uint64_t seed,
                                      cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms);

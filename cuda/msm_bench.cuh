@@ -85,10 +85,13 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
         // A window code is c + 100·flags (msm_big::variant: what to turn off, to measure it).
         const uint32_t c = windows[k] % 100, flags = windows[k] / 100;
         ms[1 + k] = best_of_two_ms([&] { q = msm_big::msm(gpu, d_points.get(), d_scalars.get(), n, c, &t, flags); });
-        ms[1 + nwindows + 4 * k] = t.total;
-        ms[2 + nwindows + 4 * k] = t.first_sort;
-        ms[3 + nwindows + 4 * k] = t.sorts;
-        ms[4 + nwindows + 4 * k] = t.sums;
+        float* e = ms + 1 + nwindows + 6 * k;
+        e[0] = t.total;
+        e[1] = t.first_sort;
+        e[2] = t.sorts;
+        e[3] = t.sums;
+        e[4] = t.host_before;
+        e[5] = t.host_after;
         std::memcpy(&ours[k], &q, sizeof(ours[k]));
     }
 }

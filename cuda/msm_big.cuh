@@ -15,6 +15,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <tuple>
@@ -148,29 +149,33 @@ inline uint32_t segments(uint32_t count)
 }
 
 // One window's folds as the host receives them: level 1 over its buckets (w1 = wsum, t1 =
-// tot), level 2 over t1 (w2, t2) and the plain sums of w1 (p2), each `k2` long.
-//   Σ_b b·B_b = Σ w1 + FOLD·Σ_k k·t1_k,  Σ_k k·t1_k = Σ w2 + FOLD·Σ_k' k'·t2_k',  Σ w1 = Σ p2.
-inline point_t fold_window(const bucket_t* w2, const bucket_t* t2, const bucket_t* p2, uint32_t k2)
+// tot), level 2 over t1 (w2, t2) and the plain sums of w1 (p2), level 3 over t2 (w3, t3) and the
+// plain sums of w2 (q3) and p2 (p3), each `k3` long (64 at c = 22: the host adds ~200 points per
+// window instead of ~8,000, which took ~20 ms of ΣH's critical path).
+//   Σ_b b·B_b = Σ w1 + FOLD·Σ_k k·t1_k,  Σ_k k·t1_k = Σ w2 + FOLD·Σ_k k·t2_k,
+//   Σ_k k·t2_k = Σ w3 + FOLD·Σ_k k·t3_k,  Σ w1 = Σ p2 = Σ p3,  Σ w2 = Σ q3.
+inline point_t fold_window(const bucket_t* w3, const bucket_t* t3, const bucket_t* q3, const bucket_t* p3, uint32_t k3)
 {
-    point_t u, v, sw2, sp2;
+    point_t u, v, sw3, sq3, sp3;
     u.inf();
     v.inf();
-    sw2.inf();
-    sp2.inf();
-    for (uint32_t k = k2; k-- > 0;) {
-        sw2.add(point_t(w2[k]));
-        sp2.add(point_t(p2[k]));
+    sw3.inf();
+    sq3.inf();
+    sp3.inf();
+    for (uint32_t k = k3; k-- > 0;) {
+        sw3.add(point_t(w3[k]));
+        sq3.add(point_t(q3[k]));
+        sp3.add(point_t(p3[k]));
         if (k > 0) {
-            u.add(point_t(t2[k]));  // Σ_{k' >= k} t2
-            v.add(u);               // Σ k'·t2 once k reaches 1
+            u.add(point_t(t3[k]));  // Σ_{k' >= k} t3
+            v.add(u);               // Σ k'·t3 once k reaches 1
         }
     }
-    for (uint32_t l = FOLD; l > 1; l >>= 1)
-        v.dbl();
-    v.add(sw2);
-    for (uint32_t l = FOLD; l > 1; l >>= 1)
-        v.dbl();
-    v.add(sp2);
+    for (const point_t* next : {&sw3, &sq3, &sp3}) {
+        for (uint32_t l = FOLD; l > 1; l >>= 1)
+            v.dbl();
+        v.add(*next);
+    }
     return v;
 }
 
@@ -179,6 +184,7 @@ inline point_t fold_window(const bucket_t* w2, const bucket_t* t2, const bucket_
 // each other: sort + sum above total means the overlap worked).
 struct timings {
     float total = 0, first_sort = 0, sorts = 0, sums = 0;
+    float host_before = 0, host_after = 0;  // host clock: call → first event queued, last event → return
 };
 
 // The windows' widths: as many as 256 bits need at `c` bits each, the bits spread evenly (so
@@ -258,9 +264,22 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~VARIANTS) != 0)
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
                                                     " or flags " + std::to_string(flags)};
+    // The host's share (buffers, streams, the windows' last folds, the frees) for the report:
+    // from the call to the first event, and from the last event to the return (this object is
+    // destroyed after every other local).
+    using clock = std::chrono::steady_clock;
+    struct host_clock {
+        timings* t;
+        clock::time_point entry = clock::now(), drained{};
+        ~host_clock()
+        {
+            if (t != nullptr && drained != clock::time_point{})
+                t->host_after = std::chrono::duration<float, std::milli>(clock::now() - drained).count();
+        }
+    } host_time{t};
     const std::vector<uint32_t> width = widths(c);
     const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
-    const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max);
+    const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max), k3max = segments(k2max);
 
     // ΣH is the gated critical path of a partition: its streams go first where another lane's
     // stage H (NTTs, a, b, c) shares the SMs (measured in cuda/NOTES.md: one 32 GiB job 0.96×
@@ -290,13 +309,15 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     };
     set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
     const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(flags, n, mmax, sum_s);
-    // Level-2 results of every window: w2, t2, p2.
-    pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s);
+    // Level-2 results of every window (w2, t2, p2), and level-3 ones (w3, t3, q3, p3).
+    pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s), lvl3((size_t)nwin * 4 * k3max, sort_s);
 
     timing_event begin, first_sorted, end;
     const uint32_t nev = t != nullptr ? nwin : 0;  // per-window events only when reporting
     std::vector<timing_event> sort_from(nev), sum_from(nev), sort_to(nev), sum_to(nev);
     begin.record(sort_s);
+    if (t != nullptr)
+        t->host_before = std::chrono::duration<float, std::milli>(clock::now() - host_time.entry).count();
     CUDA_OK(cudaStreamWaitEvent(sum_s, begin, 0));
     CUDA_OK(cudaStreamWaitEvent(fold_s, begin, 0));
     std::vector<uint32_t> k2(nwin);
@@ -355,14 +376,23 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         CUDA_OK(cudaGetLastError());
         fold<<<(k2[w] + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.w1.get(), k1, false, nullptr, l2 + 2 * k2max);
         CUDA_OK(cudaGetLastError());
-        st.folded.record(fold_s);
+        st.folded.record(fold_s);  // the set's buffers are free; level 3 reads lvl2 only
+        bucket_h* l3 = lvl3.get() + (size_t)w * 4 * k3max;
+        const uint32_t k3 = segments(k2[w]), b3 = (k3 + THREADS - 1) / THREADS;
+        fold<<<b3, THREADS, 0, fold_s>>>(l2 + k2max, k2[w], true, l3, l3 + k3max);
+        CUDA_OK(cudaGetLastError());
+        fold<<<b3, THREADS, 0, fold_s>>>(l2, k2[w], false, nullptr, l3 + 2 * k3max);
+        CUDA_OK(cudaGetLastError());
+        fold<<<b3, THREADS, 0, fold_s>>>(l2 + 2 * k2max, k2[w], false, nullptr, l3 + 3 * k3max);
+        CUDA_OK(cudaGetLastError());
     }
-    std::vector<bucket_t> host((size_t)nwin * 3 * k2max);
-    CUDA_OK(cudaMemcpyAsync(host.data(), lvl2.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
+    std::vector<bucket_t> host((size_t)nwin * 4 * k3max);
+    CUDA_OK(cudaMemcpyAsync(host.data(), lvl3.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
     end.record(fold_s);
     CUDA_OK(cudaStreamSynchronize(fold_s));
     CUDA_OK(cudaStreamSynchronize(sum_s));
     CUDA_OK(cudaStreamSynchronize(sort_s));
+    host_time.drained = clock::now();
     if (t != nullptr) {
         t->total = elapsed_ms(begin, end);
         t->first_sort = elapsed_ms(begin, first_sorted);
@@ -376,8 +406,8 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     std::vector<std::thread> pool;
     for (uint32_t w = 0; w < nwin; w++)
         pool.emplace_back([&, w] {
-            const bucket_t* l2 = &host[(size_t)w * 3 * k2max];
-            win[w] = fold_window(l2, l2 + k2max, l2 + 2 * k2max, k2[w]);
+            const bucket_t* l3 = &host[(size_t)w * 4 * k3max];
+            win[w] = fold_window(l3, l3 + k3max, l3 + 2 * k3max, l3 + 3 * k3max, segments(k2[w]));
         });
     for (auto& th : pool)
         th.join();

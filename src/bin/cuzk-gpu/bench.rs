@@ -86,18 +86,21 @@ pub(crate) fn msm_bench(args: &[String]) -> bool {
                     let same = group::Curve::to_affine(sum) == group::Curve::to_affine(&peer);
                     ok &= same;
                     println!(
-                        "msm 2^{log}: sppark {peer_ms:.1} ms, one-pass window {c} {ms:.1} ms ({:.3}x; CUDA events {:.1} ms: first sort {:.1}, sorts {:.1}, bucket sums {:.1}), {}",
+                        "msm 2^{log}: sppark {peer_ms:.1} ms, one-pass window {c} {ms:.1} ms ({:.3}x; CUDA events {:.1} ms: first sort {:.1}, sorts {:.1}, bucket sums {:.1}; host {:.1} before, {:.1} after), {}",
                         ms / peer_ms,
                         events[0],
                         events[1],
                         events[2],
                         events[3],
+                        events[4],
+                        events[5],
                         if same { "same sum" } else { "FAIL: sums differ" }
                     );
                     println!(
                         "{}",
                         serde_json::json!({ "bench": "msm", "log_n": log, "window": c, "sppark_ms": peer_ms, "ours_ms": ms,
-                            "ours_event_ms": events[0], "first_sort_ms": events[1], "sorts_ms": events[2], "sums_ms": events[3], "same": same })
+                            "ours_event_ms": events[0], "first_sort_ms": events[1], "sorts_ms": events[2], "sums_ms": events[3],
+                            "host_before_ms": events[4], "host_after_ms": events[5], "same": same })
                     );
                 }
             }

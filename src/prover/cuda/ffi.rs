@@ -301,7 +301,8 @@ pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
 
 /// The one-pass big-MSM against sppark's on `points` repeated to `n` bases and n device-made
 /// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms:
-/// [whole, first sort, all sorts, all bucket sums]). A tool's (the shipped library has no caller).
+/// [whole, first sort, all sorts, all bucket sums], then the host's ms before the first event
+/// and after the last). A tool's (the shipped library has no caller).
 #[cfg(feature = "tools")]
 pub fn msm_bench(
     dev: i32,
@@ -309,13 +310,13 @@ pub fn msm_bench(
     n: usize,
     windows: &[u32],
     seed: u64,
-) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, [f32; 4])>)> {
+) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, [f32; 6])>)> {
     let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
     let mut ours = vec![zero; windows.len()];
     let mut peer = zero;
-    let mut ms = vec![0f32; 1 + 5 * windows.len()];
+    let mut ms = vec![0f32; 1 + 7 * windows.len()];
     // SAFETY: G1Affine is blst_p1_affine (96 bytes); the out arrays hold windows.len() points and
-    // 1 + 5·windows.len() floats, as the call writes.
+    // 1 + 7·windows.len() floats, as the call writes.
     check(unsafe {
         cuzk_cuda_msm_bench(
             dev,
@@ -332,7 +333,7 @@ pub fn msm_bench(
     })
     .map_err(to_err("msm bench"))?;
     let k = windows.len();
-    let ev = |i: usize| -> [f32; 4] { std::array::from_fn(|j| ms[1 + k + 4 * i + j]) };
+    let ev = |i: usize| -> [f32; 6] { std::array::from_fn(|j| ms[1 + k + 6 * i + j]) };
     Ok(((g1(&peer), ms[0]), ours.iter().enumerate().map(|(i, p)| (g1(p), ms[1 + i], ev(i))).collect()))
 }
 
