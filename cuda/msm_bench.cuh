@@ -59,6 +59,7 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
                 uint32_t nwindows, uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
 {
     const gpu_t& gpu = select_gpu(dev);
+    keep_freed_memory(gpu);  // as a prover's workspace does: the timings are the prover's
     stream_t s{dev};
     device_buffer<affine_t> d_points;
     device_buffer<fr_t> d_scalars;

@@ -19,6 +19,17 @@ inline sppark_error invalid(const std::string& what)
     return sppark_error{CUZK_CUDA_E_INVALID, what};
 }
 
+// sppark's MSM and msm_big allocate their scratch with cudaMallocAsync; keep freed blocks in the
+// device's pool so every proof after the first reuses them instead of re-mapping (the default
+// threshold hands them back to the driver at every synchronisation).
+inline void keep_freed_memory(const gpu_t& gpu)
+{
+    cudaMemPool_t pool;
+    CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+    uint64_t keep = UINT64_MAX;
+    CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+}
+
 // The sparse queries a STAGE_QUERIES call uploaded for the next STAGE_SPARSE on the workspace:
 // which arrays (the sparse stage uploads again unless its input names the same ones) and where
 // each query's bitmap words and significant scalars start in bitmaps / sig_idx / sig_scalars.
@@ -61,12 +72,7 @@ struct cuzk_cuda_workspace {
 
     explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id()), copy(gpu.id()), side(gpu.id())
     {
-        // sppark's MSM allocates its scratch with cudaMallocAsync; keep freed blocks in the
-        // device's pool so every proof after the first reuses them instead of re-mapping.
-        cudaMemPool_t pool;
-        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
-        uint64_t keep = UINT64_MAX;
-        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        keep_freed_memory(gpu);
     }
     ~cuzk_cuda_workspace()
     {
