@@ -299,6 +299,10 @@ pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
     Ok((rates[0], rates[1]))
 }
 
+/// msm_bench's result: sppark's sum and ms, then per window code our sum, wall ms and event ms.
+#[cfg(feature = "tools")]
+pub type MsmBench = ((G1Projective, f32), Vec<(G1Projective, f32, [f32; 6])>);
+
 /// The one-pass big-MSM against sppark's on `points` repeated to `n` bases and n device-made
 /// scalars: (sppark's sum and ms, then for each window width our sum, wall ms and event ms:
 /// [whole, first sort, all sorts, all bucket sums], then the host's ms before the first event
@@ -310,7 +314,7 @@ pub fn msm_bench(
     n: usize,
     windows: &[u32],
     seed: u64,
-) -> Result<((G1Projective, f32), Vec<(G1Projective, f32, [f32; 6])>)> {
+) -> Result<MsmBench> {
     let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
     let mut ours = vec![zero; windows.len()];
     let mut peer = zero;

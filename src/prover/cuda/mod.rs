@@ -222,7 +222,7 @@ impl CudaBackend {
         n: usize,
         windows: &[u32],
         seed: u64,
-    ) -> Result<((blstrs::G1Projective, f32), Vec<(blstrs::G1Projective, f32, [f32; 6])>)> {
+    ) -> Result<ffi::MsmBench> {
         self.pool.with_device(i, |d| ffi::msm_bench(d.index, points, n, windows, seed)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }
 

@@ -182,7 +182,7 @@ impl CudaBackend {
         }
         let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
         let n = m.next_power_of_two();
-        let h_on_gpu = n - 1 >= GPU_MIN_POINTS;
+        let h_on_gpu = n > GPU_MIN_POINTS; // n − 1 coefficients
         let mut h_coeffs = if download_h || !h_on_gpu { Some(vec![Scalar::ZERO; n - 1]) } else { None };
         let mut inp = ffi::ProveIn {
             a: ptr(values.map(|v| v.0)),
