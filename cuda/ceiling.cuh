@@ -1,7 +1,9 @@
-// The device's own arithmetic ceiling, for reporting the prover as a fraction of it: the rate
-// of plain 32-bit integer multiply-adds (the instruction all 381-bit field arithmetic is made
-// of) and of sppark's BLS12-381 base-field Montgomery multiplication (the unit of MSM work).
-// Every thread runs independent chains so the rates are throughput, not latency.
+// The device's own ceiling, for reporting the prover as a fraction of it: the rate of plain 32-bit
+// integer multiply-adds (the instruction all 381-bit field arithmetic is made of), of sppark's
+// BLS12-381 base-field Montgomery multiplication (the unit of MSM work) and scalar-field one (the
+// unit of NTT work), the device-to-device copy rate (what bounds a memory-bound pass), and what
+// sppark's NTT takes at a partition's domain size in each form stage H runs. Every thread runs
+// independent chains so the multiplication rates are throughput, not latency.
 #ifndef CUZK_CUDA_CEILING_CUH
 #define CUZK_CUDA_CEILING_CUH
 
@@ -29,14 +31,14 @@ __global__ void imad_kernel(uint32_t* out, uint32_t iters, uint32_t m)
     out[blockIdx.x * blockDim.x + threadIdx.x] = r;
 }
 
-__global__ void fp_mul_kernel(fp_t* out, uint32_t iters)
+template<class F> __global__ void mul_kernel(F* out, uint32_t iters)
 {
-    fp_t x[FP_CHAINS];
-    fp_t m = fp_t::one();
+    F x[FP_CHAINS];
+    F m = F::one();
     for (int i = 0; i <= (int)(threadIdx.x & 7); i++)
         m += m;  // a thread-dependent multiplier the compiler cannot fold
     for (int i = 0; i < FP_CHAINS; i++) {
-        x[i] = fp_t::one();
+        x[i] = F::one();
         for (int j = 0; j <= i; j++)
             x[i] += m;
     }
@@ -45,7 +47,7 @@ __global__ void fp_mul_kernel(fp_t* out, uint32_t iters)
         for (int i = 0; i < FP_CHAINS; i++)
             x[i] *= m;
     }
-    fp_t r = x[0];
+    F r = x[0];
     for (int i = 1; i < FP_CHAINS; i++)
         r += x[i];
     out[blockIdx.x * blockDim.x + threadIdx.x] = r;
@@ -63,8 +65,12 @@ template<class Launch> double timed(Launch&& launch)
     return elapsed_ms(start, stop) / 1e3;
 }
 
-// Operations per second on device `dev`: [0] 32-bit IMADs, [1] Fp Montgomery multiplications.
-inline void measure(int32_t dev, double rates[2])
+// Per second on device `dev`: [0] 32-bit IMADs, [1] Fp and [2] Fr Montgomery multiplications,
+// [3] bytes moved (read + written) by a device-to-device copy; then seconds per 2^ntt_lg sppark
+// NTT as stage H runs them: [4] inverse, natural in → bit-reversed out (to_coset's first half),
+// [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in and
+// out (finish_h's).
+inline void measure(int32_t dev, uint32_t ntt_lg, double rates[7])
 {
     select_gpu(dev);
     cudaDeviceProp prop;
@@ -78,9 +84,45 @@ inline void measure(int32_t dev, double rates[2])
     imad_kernel<<<blocks, threads>>>(out32, 64, 3); // warm-up
     double s = timed([&] { imad_kernel<<<blocks, threads>>>(out32, imad_iters, 0x9e3779b1u); });
     rates[0] = (double)n * imad_iters * IMAD_CHAINS / s;
-    fp_mul_kernel<<<blocks, threads>>>(out.get(), 16);
-    s = timed([&] { fp_mul_kernel<<<blocks, threads>>>(out.get(), fp_iters); });
+    mul_kernel<fp_t><<<blocks, threads>>>(out.get(), 16);
+    s = timed([&] { mul_kernel<fp_t><<<blocks, threads>>>(out.get(), fp_iters); });
     rates[1] = (double)n * fp_iters * FP_CHAINS / s;
+    fr_t* out_r = reinterpret_cast<fr_t*>(out.get());  // fr_t (32 bytes) fits where fp_t (48) did
+    mul_kernel<fr_t><<<blocks, threads>>>(out_r, 16);
+    s = timed([&] { mul_kernel<fr_t><<<blocks, threads>>>(out_r, fp_iters); });
+    rates[2] = (double)n * fp_iters * FP_CHAINS / s;
+    CUDA_OK(cudaDeviceSynchronize());
+
+    // One 2^ntt_lg vector (2 GiB at 2^26): the copy's rate over it, then each NTT form twice (the
+    // second timed; the values are whatever the previous form left, which costs the same).
+    const size_t len = (size_t)1 << ntt_lg;
+    device_buffer<fr_t> v, w;
+    v.reserve(len);
+    w.reserve(len);
+    CUDA_OK(cudaMemset(v.get(), 0x11, len * sizeof(fr_t)));
+    CUDA_OK(cudaMemset(w.get(), 0x22, len * sizeof(fr_t)));
+    CUDA_OK(cudaMemcpy(w.get(), v.get(), len * sizeof(fr_t), cudaMemcpyDeviceToDevice));
+    s = timed([&] { CUDA_OK(cudaMemcpyAsync(w.get(), v.get(), len * sizeof(fr_t), cudaMemcpyDeviceToDevice, 0)); });
+    rates[3] = 2.0 * len * sizeof(fr_t) / s;
+    stream_t st{dev};
+    using IO = NTT::InputOutputOrder;
+    const struct {
+        IO order;
+        NTT::Direction dir;
+        NTT::Type type;
+    } forms[3] = {{IO::NR, NTT::Direction::inverse, NTT::Type::standard},
+                  {IO::RN, NTT::Direction::forward, NTT::Type::coset},
+                  {IO::NN, NTT::Direction::inverse, NTT::Type::coset}};
+    for (int f = 0; f < 3; f++) {
+        for (int rep = 0; rep < 2; rep++) {
+            timing_event start, stop;
+            start.record(st);
+            NTT::Base_dev_ptr(st, v.get(), ntt_lg, forms[f].order, forms[f].dir, forms[f].type);
+            stop.record(st);
+            st.sync();
+            rates[4 + f] = elapsed_ms(start, stop) / 1e3;
+        }
+    }
     CUDA_OK(cudaDeviceSynchronize());
 }
 

@@ -155,9 +155,12 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
  * again in this process. */
 cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 
-// The device's arithmetic ceiling (cuda/ceiling.cuh): rates[0] = 32-bit integer multiply-adds
-// per second, rates[1] = BLS12-381 Fp Montgomery multiplications per second. Takes ~1 s.
-cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double rates[2]);
+// The device's ceiling (cuda/ceiling.cuh): rates[0] = 32-bit integer multiply-adds per second,
+// rates[1] / rates[2] = BLS12-381 Fp / Fr Montgomery multiplications per second, rates[3] = bytes
+// moved (read + written) per second by a device-to-device copy, rates[4..6] = seconds per
+// 2^ntt_lg sppark NTT (10 <= ntt_lg <= 27) in stage H's three forms (inverse NR, coset forward RN,
+// coset inverse NN). Takes ~2 s and 2^(ntt_lg + 6) bytes of device memory.
+cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double rates[7]);
 
 /* The one-pass big-MSM (cuda/msm_big.cuh) against sppark's Pippenger on one synthetic input:
  * the `npoints` distinct bases (blst_p1_affine) repeated to n, n scalars below 2^254 made on the

@@ -112,13 +112,15 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
     });
 }
 
-cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, double* rates)
+cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double* rates)
 {
     return guard([&] {
         check_device(dev);
         if (rates == nullptr)
             throw sppark_error{CUZK_CUDA_E_INVALID, "rates is NULL"};
-        ceiling::measure(dev, rates);
+        if (ntt_lg < 10 || ntt_lg > 27)
+            throw sppark_error{CUZK_CUDA_E_INVALID, "NTT size 2^" + std::to_string(ntt_lg) + " outside 2^10..2^27"};
+        ceiling::measure(dev, ntt_lg, rates);
     });
 }
 

@@ -33,23 +33,49 @@ fn pippenger_fp_muls(n: f64) -> (f64, u32) {
         .fold((f64::INFINITY, 0), |best, x| if x.0 < best.0 { x } else { best })
 }
 
-/// `ceiling`: the device's integer multiply-add and Fp multiplication rates, and what they make
-/// the floor of a G1 MSM at 2^24 and 2^27 (compare with bench-synthetic's gpu_msm_h).
-pub(crate) fn ceiling(_args: &[String]) -> bool {
+/// `ceiling`: the device's integer multiply-add, Fp and Fr multiplication and copy rates, what they
+/// make the floor of a G1 MSM at 2^24 and 2^27 (compare with bench-synthetic's gpu_msm_h), and
+/// sppark's NTT (`--ntt-log`, default 26) against two floors: one read + write sweep of the vector at the copy rate,
+/// and its (n/2)·log n butterfly multiplications at the Fr rate.
+pub(crate) fn ceiling(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     for i in 0..gpu.device_count() {
         let name = gpu.device_info(i).map(|d| d.name).unwrap_or_default();
-        match gpu.ceiling(i) {
-            Ok((imad, fp)) => {
+        match gpu.ceiling(i, arg(args, "--ntt-log", 26)) {
+            Ok(c) => {
+                let (imad, fp) = (c.imad, c.fp_mul);
                 let floor = |log: u32| {
                     let (muls, c) = pippenger_fp_muls(f64::from(1u32 << log));
                     serde_json::json!({ "log_n": log, "window_bits": c, "fp_muls": muls, "floor_s": muls / fp })
                 };
-                println!("device {i} ({name}): {:.3e} IMAD/s, {:.3e} Fp mul/s ({:.0} IMAD per Fp mul at those rates)", imad, fp, imad / fp);
+                let lg = c.ntt_lg;
+                let n = f64::from(1u32 << lg);
+                let sweep_s = 2.0 * n * 32.0 / c.copy_bytes;
+                let mul_s = n / 2.0 * f64::from(lg) / c.fr_mul;
+                println!(
+                    "device {i} ({name}): {:.3e} IMAD/s, {:.3e} Fp mul/s ({:.0} IMAD per Fp mul at those rates), {:.3e} Fr mul/s, copy {:.0} GB/s",
+                    imad,
+                    fp,
+                    imad / fp,
+                    c.fr_mul,
+                    c.copy_bytes / 1e9
+                );
+                let forms = ["inverse NR", "coset forward RN", "coset inverse NN"];
+                for (form, s) in forms.iter().zip(c.ntt_s) {
+                    println!(
+                        "ntt 2^{lg} {form}: {:.2} ms = {:.1} read+write sweeps ({:.2} ms each), {:.1}x its butterfly multiplications ({:.2} ms)",
+                        s * 1e3,
+                        s / sweep_s,
+                        sweep_s * 1e3,
+                        s / mul_s,
+                        mul_s * 1e3
+                    );
+                }
                 println!(
                     "{}",
                     serde_json::json!({ "bench": "ceiling", "device": i, "name": name, "imad_per_s": imad, "fp_mul_per_s": fp,
-                        "msm_floor": [floor(24), floor(27)] })
+                        "fr_mul_per_s": c.fr_mul, "copy_bytes_per_s": c.copy_bytes, "ntt_log": lg, "ntt_s": c.ntt_s,
+                        "ntt_sweep_s": sweep_s, "ntt_mul_s": mul_s, "msm_floor": [floor(24), floor(27)] })
                 );
             }
             Err(e) => {

@@ -1,7 +1,8 @@
 //! GPU checks and benchmarks of the CUDA backend, in one binary for the GPU machine.
 //!
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
-//!   cuzk-gpu ceiling                     the device's IMAD and Fp-multiplication rates and the MSM floor they imply
+//!   cuzk-gpu ceiling [--ntt-log 26]      the device's IMAD, Fp/Fr-multiplication and copy rates, the MSM floor they
+//!                                        imply, sppark's NTT against its memory and multiplication floors
 //!   cuzk-gpu msm-bench [--log 20,24,27] [--windows 16,20,21,22]
 //!                                        the one-pass big-MSM vs sppark's Pippenger, same input
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)

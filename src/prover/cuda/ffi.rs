@@ -149,7 +149,7 @@ extern "C" {
     fn cuzk_cuda_device_count(count: *mut i32) -> Status;
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
-    fn cuzk_cuda_ceiling(dev: i32, rates: *mut f64) -> Status;
+    fn cuzk_cuda_ceiling(dev: i32, ntt_lg: u32, rates: *mut f64) -> Status;
     #[cfg(feature = "tools")]
     #[allow(clippy::too_many_arguments)]
     fn cuzk_cuda_msm_bench(
@@ -291,12 +291,28 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     Ok(DeviceInfo { name, free_bytes, total_bytes })
 }
 
-/// Device `dev`'s arithmetic ceiling: (32-bit IMADs per second, Fp multiplications per second).
-pub fn ceiling(dev: i32) -> Result<(f64, f64)> {
-    let mut rates = [0f64; 2];
-    // SAFETY: `rates` holds the two doubles the call writes.
-    check(unsafe { cuzk_cuda_ceiling(dev, rates.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
-    Ok((rates[0], rates[1]))
+/// A device's ceiling (`cuzk_cuda_ceiling`).
+#[derive(Clone, Copy, Debug)]
+pub struct Ceiling {
+    /// 32-bit integer multiply-adds per second.
+    pub imad: f64,
+    /// BLS12-381 base-field (Fp) and scalar-field (Fr) Montgomery multiplications per second.
+    pub fp_mul: f64,
+    pub fr_mul: f64,
+    /// Bytes moved (read + written) per second by a device-to-device copy.
+    pub copy_bytes: f64,
+    /// Seconds per 2^ntt_lg sppark NTT in stage H's forms: inverse NR, coset forward RN, coset
+    /// inverse NN.
+    pub ntt_lg: u32,
+    pub ntt_s: [f64; 3],
+}
+
+/// Device `dev`'s ceiling, measured now, its NTTs at 2^ntt_lg (10..=27).
+pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
+    let mut r = [0f64; 7];
+    // SAFETY: `r` holds the seven doubles the call writes.
+    check(unsafe { cuzk_cuda_ceiling(dev, ntt_lg, r.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
+    Ok(Ceiling { imad: r[0], fp_mul: r[1], fr_mul: r[2], copy_bytes: r[3], ntt_lg, ntt_s: [r[4], r[5], r[6]] })
 }
 
 /// msm_bench's result: sppark's sum and ms, then per window code our sum, wall ms and event ms.

@@ -56,7 +56,7 @@ use crate::srs::Srs;
 use crate::synth::{Assignment, R1cs};
 #[cfg(feature = "tools")]
 pub use checks::{classify_time, witness_stats};
-pub use ffi::DeviceInfo;
+pub use ffi::{Ceiling, DeviceInfo};
 use pool::Pool;
 use stages::Abc;
 pub use tail::Started;
@@ -206,10 +206,10 @@ impl CudaBackend {
         Ok(info)
     }
 
-    /// Device `i`'s arithmetic ceiling: (32-bit integer multiply-adds per second, BLS12-381 Fp
-    /// multiplications per second), measured now (~1 s; waits for the device to be free).
-    pub fn ceiling(&self, i: usize) -> Result<(f64, f64)> {
-        self.pool.with_device(i, |d| ffi::ceiling(d.index)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
+    /// Device `i`'s ceiling (multiplication and copy rates, sppark's NTT at 2^ntt_lg), measured
+    /// now (~2 s; waits for the device to be free).
+    pub fn ceiling(&self, i: usize, ntt_lg: u32) -> Result<Ceiling> {
+        self.pool.with_device(i, |d| ffi::ceiling(d.index, ntt_lg)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }
 
     /// The one-pass big-MSM experiment against sppark's Pippenger on device `i` (see
