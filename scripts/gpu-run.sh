@@ -24,7 +24,7 @@
 #           proves and verifies the 2 KiB fixture with the default config, i.e. backend auto),
 #           ceiling (the device's IMAD, Fp/Fr-mul and copy rates, the MSM floor they imply, sppark's 2^26 NTTs),
 #           msm (cuzk-gpu msm-bench: the one-pass big-MSM vs sppark's Pippenger, MSM_LOGS sizes,
-#           MSM_WINDOWS window widths),
+#           MSM_WINDOWS window codes: default ΣH's (822: 22 bits, affine-round sums) and 22 (XYZZ sums)),
 #           identity-test (tests/gpu_identity.rs, .gpu-carry/gpu-identity: byte identity, device
 #           selection),
 #           kinds-test (tests/gpu_identity.rs' every_proof_kind_on_the_gpu: WinningPoSt, WindowPoSt,
@@ -193,7 +193,7 @@ for s0 in "${stages[@]}"; do
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     ceiling) run ceiling 60 "$BIN" ceiling ;;
-    msm) run msm 240 "$BIN" msm-bench --log "${MSM_LOGS:-20,24,27}" --windows "${MSM_WINDOWS:-16,20,21,22}" ;;
+    msm) run msm 240 "$BIN" msm-bench --log "${MSM_LOGS:-24,26,27}" --windows "${MSM_WINDOWS:-822,22}" ;;
     identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
     installed) wait_fixture; installed ;;
     porep-512mib) run porep-512mib 560 .gpu-carry/porep-512mib --ignored --nocapture --test-threads 1 ;;
