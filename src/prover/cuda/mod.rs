@@ -4,10 +4,12 @@
 //!
 //! ```text
 //! prepare (synthesis thread): classify the witness (0 / 1 / other scalars per query)
-//! prove_start: hold a lane ─ SRS in VRAM? ─ stage H: upload a,b,c or the witness (copy stream)
+//! prove_start: hold a lane ─ SRS in VRAM? ─ stage H: upload a,b,c or the witness (copy stream,
+//!              one lane's upload at a time per device)
 //!              ─┬ a·b·c from the recorded circuit, NTTs per vector ┐
 //!              (unprepared: classify on CPU threads ── concurrently ┤)
-//!              take the device's MSM gate ─ stage sparse: bitmaps ─ batch additions (ones) ─
+//!              stage queries: bitmaps and significant scalars up (copy stream, no kernels) ─
+//!              take the device's MSM gate ─ stage sparse: batch additions (ones) ─
 //!              ΣH with the significant L and r·B_G1 terms folded in ─ A (and, on a second host
 //!              thread, B_G2) Pippenger ─ release gate and lane
 //! Started::finish (the proof's tail): B_G2 from CPU threads if so configured, assemble
