@@ -115,10 +115,10 @@ enum {
     CUZK_CUDA_PH_MSM_A = 7,
     CUZK_CUDA_PH_MSM_B_G1 = 8,
     CUZK_CUDA_PH_TOTAL_H = 9,       /* the H stage, first to last event */
-    CUZK_CUDA_PH_UPLOAD_SPARSE = 10,
+    CUZK_CUDA_PH_UPLOAD_SPARSE = 10, /* the queries' upload (copy stream; stage queries or sparse) */
     CUZK_CUDA_PH_BATCH_ADD_G2 = 11,
     CUZK_CUDA_PH_MSM_B_G2 = 12,     /* gather + Pippenger, on a second host thread */
-    CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the sparse stage, first to last event */
+    CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the queries' upload plus the sparse stage's own span (no gate wait) */
     CUZK_CUDA_PH_SPMV = 14,         /* a, b, c from a recorded circuit (inside PH_NTT) */
     CUZK_CUDA_NPHASES = 16,
 };

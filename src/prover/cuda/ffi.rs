@@ -301,9 +301,9 @@ pub struct Ceiling {
     pub fr_mul: f64,
     /// Bytes moved (read + written) per second by a device-to-device copy.
     pub copy_bytes: f64,
-    /// Seconds per 2^ntt_lg sppark NTT in stage H's forms: inverse NR, coset forward RN, coset
-    /// inverse NN.
+    /// The NTTs' domain: 2^ntt_lg.
     pub ntt_lg: u32,
+    /// Seconds per sppark NTT in stage H's forms: inverse NR, coset forward RN, coset inverse NN.
     pub ntt_s: [f64; 3],
 }
 
