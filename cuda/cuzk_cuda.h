@@ -78,11 +78,16 @@ enum {
  * may prepare the sparse inputs while the H stage runs; the stages run on one workspace, H first.
  * The queries stage checks and uploads l, a_q, b_q (no kernels: it can run beside another
  * workspace's MSMs); a sparse stage given the same arrays then starts computing at once, else it
- * uploads them itself. A later H stage discards an upload no sparse stage used. */
+ * uploads them itself. A later H stage discards an upload no sparse stage used.
+ * STAGE_EARLY, with STAGE_H: the queries are uploaded first and the sparse stage's work but ΣH
+ * (batch additions, the significant A, L, B_G1, B_G2 scalars) runs on a second host thread beside
+ * stage H, filling out's other fields; a later sparse stage given the same input runs ΣH only. It
+ * runs MSM kernels, so the caller holds the device's MSM gate through it. */
 enum {
     CUZK_CUDA_STAGE_H = 1,
     CUZK_CUDA_STAGE_SPARSE = 2,
     CUZK_CUDA_STAGE_QUERIES = 4,
+    CUZK_CUDA_STAGE_EARLY = 8,
 };
 typedef struct {
     const void* a;            /* constraints scalars each */
@@ -120,6 +125,7 @@ enum {
     CUZK_CUDA_PH_MSM_B_G2 = 12,     /* gather + Pippenger, on a second host thread */
     CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the queries' upload plus the sparse stage's own span (no gate wait) */
     CUZK_CUDA_PH_SPMV = 14,         /* a, b, c from a recorded circuit (inside PH_NTT) */
+    CUZK_CUDA_PH_EARLY = 15,        /* STAGE_EARLY: the queries' upload and the sparse work but ΣH, beside stage H */
     CUZK_CUDA_NPHASES = 16,
 };
 

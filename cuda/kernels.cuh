@@ -3,9 +3,16 @@
 #ifndef CUZK_CUDA_KERNELS_CUH
 #define CUZK_CUDA_KERNELS_CUH
 
+#include <algorithm>
 #include <cstring>
 
 #include "types.cuh"
+
+// Blocks of 256 threads for an n-element grid-stride kernel: enough to cover n, at most 8 per SM.
+inline unsigned grid_for(size_t sm_count, size_t n)
+{
+    return (unsigned)std::min<size_t>((n + 255) / 256, sm_count * 8);
+}
 
 struct fr_raw {
     uint32_t v[8];

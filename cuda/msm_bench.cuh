@@ -8,7 +8,8 @@
 
 #include "cuzk_cuda.h"
 #include "msm_big.cuh"
-#include "prove.cuh"
+#include "pippenger.cuh"
+#include "workspace.cuh"
 
 namespace msm_bench {
 

@@ -36,6 +36,7 @@ inline void keep_freed_memory(const gpu_t& gpu)
 struct uploaded_queries {
     bool ready = false;
     bool g2 = false;
+    uint32_t flags = 0;  // the input's flags (read for `early`)
     cuzk_cuda_sparse q[3];
     size_t woff[3], soff[3];
 };
@@ -45,6 +46,7 @@ struct cuzk_cuda_workspace {
     stream_t stream;
     stream_t copy;   // a, b, c and the sparse queries' uploads, overlapping kernels on `stream`
     stream_t side;   // the B_G2 query's gather, on its own host thread
+    stream_t rest;   // the sparse stage's work but ΣH, beside stage H (STAGE_EARLY), from a second host thread
     device_buffer<fr_t> abc;
     size_t h_domain = 0;  // domain whose H coefficients abc holds (0: none)
     // h bases followed by the gathered L and B_G1 bases of a folded H MSM. The h part is copied
@@ -62,6 +64,9 @@ struct cuzk_cuda_workspace {
     device_buffer<fr_t> wit;       // [input | aux] of a recorded circuit's proof
     device_buffer<uint32_t> bad;   // set by cuzk_spmv on an out-of-range term
     uploaded_queries queries;
+    // The queries whose sparse work but ΣH ran beside stage H (STAGE_EARLY): the next sparse
+    // stage, given the same input, runs ΣH only.
+    uploaded_queries early;
     // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;
@@ -70,7 +75,7 @@ struct cuzk_cuda_workspace {
     static const int NEVENTS = 32;
     timing_event ev[NEVENTS];
 
-    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id()), copy(gpu.id()), side(gpu.id())
+    explicit cuzk_cuda_workspace(int dev) : gpu(select_gpu(dev)), stream(gpu.id()), copy(gpu.id()), side(gpu.id()), rest(gpu.id())
     {
         keep_freed_memory(gpu);
     }
@@ -80,6 +85,7 @@ struct cuzk_cuda_workspace {
         (void)cudaStreamSynchronize(stream);
         (void)cudaStreamSynchronize(copy);
         (void)cudaStreamSynchronize(side);
+        (void)cudaStreamSynchronize(rest);
         abc.release();
         hcat.release();
         bitmaps.release();

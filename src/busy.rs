@@ -35,6 +35,11 @@ impl BusyClock {
     pub fn held(&self) -> bool {
         self.held > 0
     }
+
+    /// How many holders are in now.
+    pub fn holders(&self) -> usize {
+        self.held
+    }
 }
 
 #[cfg(test)]

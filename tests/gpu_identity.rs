@@ -44,8 +44,14 @@ fn check(gpu: &CudaBackend, name: &str, srs: &Srs, asg: Assignment, verify: bool
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let cpu = CpuBackend::default().prove(srs, clone_assignment(&asg), r, s).unwrap().proof;
+    // Classified beforehand as the engine's synthesis threads do: the sparse work but ΣH then runs
+    // beside stage H (unless the backend says otherwise); unprepared, after it.
+    let mut prepared = clone_assignment(&asg);
+    gpu.prepare_now(&mut prepared).unwrap();
     let g = gpu.prove(srs, asg, r, s).unwrap().proof;
     assert_eq!(bytes(&cpu), bytes(&g), "{name}: GPU proof differs from the CPU proof");
+    let p = gpu.prove(srs, prepared, r, s).unwrap().proof;
+    assert_eq!(bytes(&cpu), bytes(&p), "{name}: GPU proof of the classified witness differs from the CPU proof");
     if verify {
         assert!(verify_proof(&prepare_verifying_key(&srs.params.vk), &g, &public).unwrap(), "{name}: does not verify");
     }
@@ -93,6 +99,11 @@ fn sizes_2_10_to_2_20_byte_identical() {
     toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 42);
     gpu.set_queries_before_gate(true);
     toy(&gpu, Toy { constraints: (1 << 16) + 3, inputs: 2, mode: 1 }, false, 43);
+    // A classified witness with the sparse work after stage H, between proofs that ran it beside.
+    gpu.set_sparse_beside_h(false);
+    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 44);
+    gpu.set_sparse_beside_h(true);
+    toy(&gpu, Toy { constraints: (1 << 15) - 2, inputs: 2, mode: 2 }, false, 45);
 }
 
 #[test]

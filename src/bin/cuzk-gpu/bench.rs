@@ -364,24 +364,29 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     // threads do, runs). The last, the engine's path, is the headline.
     let sppark_runs: usize = arg(args, "--sppark-h-runs", 0);
     let xyzz_runs: usize = arg(args, "--xyzz-h-runs", 0);
+    let late_runs: usize = arg(args, "--late-sparse-runs", 0);
     // ΣH by sppark's Pippenger, or by the one-pass big-MSM with XYZZ bucket sums, instead of its
-    // affine rounds (the same proof bytes).
-    let (own, sppark, xyzz) = ((false, false), (true, false), (false, true));
+    // affine rounds; the sparse work but ΣH after stage H instead of beside it (the same proof
+    // bytes).
+    let own = (false, false, false);
+    let (sppark, xyzz, late) = ((true, false, false), (false, true, false), (false, false, true));
     let modes = [
         ("b_g2_on_cpu", false, false, cpu_b_g2_runs, own),
         ("unprepared", true, false, runs, own),
         ("prepared_sppark_h", true, true, sppark_runs, sppark),
         ("prepared_xyzz_h", true, true, xyzz_runs, xyzz),
+        ("prepared_late_sparse", true, true, late_runs, late),
         ("prepared", true, true, runs, own),
     ];
     let mut results = serde_json::Map::new();
     let mut summary = Vec::new();
     let mut last = PhaseTimings::default();
     let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, on_gpu, prep, n, (sppark_h, xyzz_h)) in modes {
+    for (name, on_gpu, prep, n, (sppark_h, xyzz_h, late_sparse)) in modes {
         gpu.set_b_g2_on_gpu(on_gpu);
         gpu.set_msm_h_sppark(sppark_h);
         gpu.set_msm_h_xyzz(xyzz_h);
+        gpu.set_sparse_beside_h(!late_sparse);
         (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
         let mut prep_s = Vec::new();
         for i in 0..n {
@@ -448,6 +453,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
         gpu.set_b_g2_on_gpu(true);
         gpu.set_msm_h_sppark(false);
         gpu.set_msm_h_xyzz(false);
+        gpu.set_sparse_beside_h(true);
         stream(&gpu, &srs, asg, (r, s), k, &first_bytes, log);
     }
     exported

@@ -16,7 +16,7 @@
 //!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
 //!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
-//!                            [--sppark-h-runs N] [--xyzz-h-runs N]
+//!                            [--sppark-h-runs N] [--xyzz-h-runs N] [--late-sparse-runs N]
 //!                            [--export-witness DIR] [--export-params FILE] [--stream K]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating

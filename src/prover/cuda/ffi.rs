@@ -57,6 +57,9 @@ pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
 pub const STAGE_QUERIES: u32 = 4;
+/// With STAGE_H: the queries uploaded first and the sparse stage's work but ΣH run beside stage H
+/// (it runs MSM kernels: hold the device's MSM gate); the next STAGE_SPARSE runs ΣH only.
+pub const STAGE_EARLY: u32 = 8;
 
 #[repr(C)]
 pub struct ProveIn {
@@ -103,6 +106,7 @@ pub const PH_BATCH_ADD_G2: usize = 11;
 pub const PH_MSM_B_G2: usize = 12;
 pub const PH_TOTAL_SPARSE: usize = 13;
 pub const PH_SPMV: usize = 14;
+pub const PH_EARLY: usize = 15;
 
 #[repr(C)]
 pub struct ProveOut {

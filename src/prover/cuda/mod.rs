@@ -77,6 +77,8 @@ pub struct CudaBackend {
     spmv_warp: AtomicBool,
     /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
     queries_before_gate: AtomicBool,
+    /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
+    sparse_beside_h: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
 }
@@ -129,6 +131,7 @@ impl CudaBackend {
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
             queries_before_gate: AtomicBool::new(true),
+            sparse_beside_h: AtomicBool::new(true),
             fallback_logged: AtomicBool::new(false),
         })
     }
@@ -194,6 +197,19 @@ impl CudaBackend {
 
     pub(crate) fn queries_before_gate(&self) -> bool {
         self.queries_before_gate.load(Ordering::Relaxed)
+    }
+
+    /// When a proof's witness is classified before its GPU stages (the engine's path) and no other
+    /// proof holds the device, run the sparse stage's work but ΣH (batch additions, the small
+    /// Pippengers) beside stage H, where the a, b, c upload leaves SMs idle (the default), or after
+    /// it (the same proof; for comparing the two). With two proofs on the device this changes
+    /// nothing: the MSM gate is taken only when free, and the SMs are busy anyway.
+    pub fn set_sparse_beside_h(&self, beside: bool) {
+        self.sparse_beside_h.store(beside, Ordering::Relaxed);
+    }
+
+    pub(crate) fn sparse_beside_h(&self) -> bool {
+        self.sparse_beside_h.load(Ordering::Relaxed)
     }
 
     pub fn device_count(&self) -> usize {

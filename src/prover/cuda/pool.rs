@@ -231,6 +231,11 @@ impl Held<'_> {
         dev.resident().get(ws, srs, r1cs, t)
     }
 
+    /// Whether this is the device's only held lane (of this pool) right now.
+    pub fn alone(&self) -> bool {
+        self.dev.health().busy.holders() == 1
+    }
+
     /// The device's MSM gate (process-wide): held around each sparse stage.
     pub fn gate(&self) -> &'static Mutex<()> {
         &gates(self.visible)[self.dev.index as usize]

@@ -3,7 +3,7 @@
 //! by Pippenger), with out-of-memory on a second workspace retried on one, and the small pieces
 //! left to the CPU.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
@@ -77,7 +77,7 @@ pub(super) fn mont_limbs(x: Scalar) -> [u64; 4] {
 }
 
 /// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
-pub(super) const GPU_PHASES: [(&str, usize); 14] = [
+pub(super) const GPU_PHASES: [(&str, usize); 15] = [
     ("gpu_upload", ffi::PH_UPLOAD),
     ("gpu_spmv", ffi::PH_SPMV),
     ("gpu_ntt", ffi::PH_NTT),
@@ -92,12 +92,29 @@ pub(super) const GPU_PHASES: [(&str, usize); 14] = [
     ("gpu_msm_a", ffi::PH_MSM_A),
     ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
     ("gpu_msm_b_g2", ffi::PH_MSM_B_G2),
+    ("gpu_early", ffi::PH_EARLY),
 ];
+
+/// The sparse stage's input from the classified witness (significant scalars too few for the GPU
+/// are left to the CPU).
+fn set_queries(inp: &mut ffi::ProveIn, q: &[SparseScalars; 3], b_g2: bool, fold: bool) {
+    let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+    inp.l = sparse(&q[0], sig_on_gpu[0]);
+    inp.a_q = sparse(&q[1], sig_on_gpu[1]);
+    inp.b_q = sparse(&q[2], sig_on_gpu[2]);
+    if b_g2 {
+        inp.flags |= ffi::B_G2;
+    }
+    if fold {
+        inp.flags |= ffi::FOLD;
+    }
+}
 
 impl CudaBackend {
     /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), the
-    /// queries' upload, then, holding the device's MSM `gate`, the sparse stage, on a held lane.
-    /// Returns the classification.
+    /// queries' upload, then, holding the device's MSM `gate`, the sparse stage, on a held lane;
+    /// with `beside` (no other proof on the device), a given classification and a free gate, the
+    /// sparse work but ΣH beside stage H instead (STAGE_EARLY). Returns the classification.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn stages(
         ws: &mut ffi::Workspace,
@@ -110,8 +127,26 @@ impl CudaBackend {
         b_g2: bool,
         fold: bool,
         queries_first: bool,
+        beside: bool,
         t: &mut PhaseTimings,
     ) -> std::result::Result<[SparseScalars; 3], StageError> {
+        // An idle device and a classified witness: the sparse work but ΣH runs beside stage H,
+        // under the MSM gate, taken only if free (another lane's MSMs never wait for a stage H).
+        let free_gate = match (beside && ready.is_some()).then(|| gate.try_lock()) {
+            Some(Ok(g)) => Some(g),
+            Some(Err(TryLockError::Poisoned(e))) => Some(e.into_inner()),
+            _ => None,
+        };
+        if let Some(_gate) = free_gate {
+            let q = ready.expect("checked above");
+            set_queries(inp, &q, b_g2, fold);
+            for name in ["cpu_prep", "cpu_prep_wait", "gpu_msm_gate_wait"] {
+                t.push(name, Duration::ZERO);
+            }
+            ws.prove(dsrs, inp, out, ffi::STAGE_EARLY | ffi::STAGE_H).map_err(StageError::cuda)?;
+            ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE).map_err(StageError::cuda)?;
+            return Ok(q);
+        }
         let (stage_h, q, prep) = std::thread::scope(|scope| {
             let prep = ready.is_none().then(|| {
                 scope.spawn(|| {
@@ -131,16 +166,7 @@ impl CudaBackend {
         let (q, prep_time) = q?;
         t.push("cpu_prep", prep_time);
         t.push("cpu_prep_wait", prep);
-        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-        inp.l = sparse(&q[0], sig_on_gpu[0]);
-        inp.a_q = sparse(&q[1], sig_on_gpu[1]);
-        inp.b_q = sparse(&q[2], sig_on_gpu[2]);
-        if b_g2 {
-            inp.flags |= ffi::B_G2;
-        }
-        if fold {
-            inp.flags |= ffi::FOLD;
-        }
+        set_queries(inp, &q, b_g2, fold);
         // The queries' upload needs no SMs: it runs before the gate, beside the other lane's MSMs
         // (inside the gate it queued behind that lane's a, b, c upload: ~0.12 s per proof at 2^26).
         if queries_first {
@@ -213,13 +239,14 @@ impl CudaBackend {
             let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
+            let beside = self.sparse_beside_h() && held.alone();
             let res = held.resident(srs, recorded.map(|r| r.0), t).map_err(StageError::from).and_then(|on| {
                 inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
                 let wall = Instant::now();
                 let ws = held.workspace()?;
                 let first = self.queries_before_gate();
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
-                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, first, t).map(|q| (q, wall.elapsed()))
+                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, first, beside, t).map(|q| (q, wall.elapsed()))
             });
             // Out of device memory with two workspaces: retry with one. The check clears the
             // failed allocation's error from this thread (else the retry's next error check

@@ -1,0 +1,143 @@
+// Stage H of a partition proof: a, b, c uploaded (or evaluated on the device from a recorded
+// circuit and its witness), then H = (A·B − C)/Z through sppark's NTTs, left on the device for ΣH.
+#ifndef CUZK_CUDA_STAGE_H_CUH
+#define CUZK_CUDA_STAGE_H_CUH
+
+#include <mutex>
+#include <string>
+
+#include "cuzk_cuda.h"
+#include "faults.cuh"
+#include "kernels.cuh"
+#include "raii.cuh"
+#include "types.cuh"
+#include "workspace.cuh"
+
+namespace cuzk {
+
+// H coefficients in place in `a` (natural order; the last one is dropped by the caller), the way
+// bellperson's EvaluationDomain computes them: per vector iNTT and coset NTT (g = 7), then
+// pointwise a·b − c times 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside
+// the last transform. `to_coset` runs per vector as soon as that vector is uploaded.
+inline void to_coset(stream_t& s, fr_t* x, uint32_t lg)
+{
+    using IO = NTT::InputOutputOrder;
+    NTT::Base_dev_ptr(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard);
+    NTT::Base_dev_ptr(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset);
+}
+
+inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
+{
+    fr_raw z;
+    memcpy(&z, z_inv, sizeof(z));
+    size_t n = (size_t)1 << lg;
+    cuzk_h_pointwise<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, c, z, n);
+    CUDA_OK(cudaGetLastError());
+    NTT::Base_dev_ptr(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
+}
+
+// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); each vector's
+// iNTT + coset NTT starts on the compute stream as soon as it has arrived; then H. ΣH runs in
+// the sparse stage, which may fold more scalars into it.
+inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_cuda_prove_out& out)
+{
+    const gpu_t& gpu = ws.gpu;
+    if (in.lg_domain > MAX_LG_DOMAIN_SIZE)
+        throw invalid("domain 2^" + std::to_string(in.lg_domain) + " is larger than supported");
+    const size_t n = (size_t)1 << in.lg_domain;
+    const size_t m = in.constraints;
+    if (m == 0 || m > n)
+        throw invalid(std::to_string(m) + " constraints do not fit the domain of " + std::to_string(n));
+    const cuzk_cuda_r1cs* rec = in.r1cs;
+    if (rec == nullptr && (in.a == nullptr || in.b == nullptr || in.c == nullptr))
+        throw invalid("a, b or c is NULL");
+    if (rec != nullptr) {
+        if (in.a != nullptr || in.b != nullptr || in.c != nullptr)
+            throw invalid("a, b and c must be NULL with a recorded circuit");
+        if (in.input == nullptr || (rec->aux != 0 && in.aux == nullptr))
+            throw invalid("input or aux is NULL");
+        if (rec->dev != ws.gpu.id())
+            throw invalid("the recorded circuit was uploaded to another device");
+        if (rec->rows != m)
+            throw invalid("the recorded circuit has " + std::to_string(rec->rows) + " rows, the proof " + std::to_string(m) +
+                          " constraints");
+    }
+
+    gpu.select();
+    ws.h_domain = 0;
+    ws.queries.ready = false;  // a new proof: its queries are uploaded after this stage
+    ws.early.ready = false;    // (or before it, by prove_beside_h, which marks them once this stage is done)
+    stream_t& s = ws.stream;
+    timing_event* ev = ws.ev;
+    ws.abc.reserve(3 * n);
+    fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
+    const void* host_abc[3] = {in.a, in.b, in.c};
+
+    // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
+    // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
+    uint32_t bad = 0;
+    std::unique_lock<std::mutex> turn{upload_turn(gpu.id())};  // the upload times start at our turn
+    ev[0].record(ws.copy);
+    if (rec != nullptr) {
+        ws.wit.reserve(rec->inputs + rec->aux);
+        ws.bad.reserve(1);
+        upload_staged(ws, ws.wit.get(), in.input, rec->inputs * sizeof(fr_t));
+        upload_staged(ws, ws.wit.get() + rec->inputs, in.aux, rec->aux * sizeof(fr_t));
+        fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
+        for (int i = 0; i < 3; i++)
+            ev[1 + i].record(ws.copy);
+        turn.unlock();
+        CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
+        CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
+        ev[6].record(s);
+        const fr_t* w = ws.wit.get();
+        for (int i = 0; i < 3; i++) {
+            auto* spmv = (in.flags & CUZK_CUDA_SPMV_WARP) != 0 ? cuzk_spmv_warp : cuzk_spmv;
+            spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
+                                                          rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs, w,
+                                                          (uint32_t)rec->inputs, w + rec->inputs, (uint32_t)rec->aux, m,
+                                                          ws.bad.get());
+            CUDA_OK(cudaGetLastError());
+            if (m < n)
+                CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
+        }
+        ev[7].record(s);
+        CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+        if (in.lg_domain > 0)
+            for (int i = 0; i < 3; i++)
+                to_coset(s, dev_abc[i], in.lg_domain);
+    }
+    for (int i = 0; rec == nullptr && i < 3; i++) {
+        upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
+        if (i == 0)
+            fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
+        if (m < n)
+            CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), ws.copy));
+        ev[1 + i].record(ws.copy);
+        CUDA_OK(cudaStreamWaitEvent(s, ev[1 + i]));
+        if (in.lg_domain > 0)
+            to_coset(s, dev_abc[i], in.lg_domain);
+    }
+    if (turn.owns_lock())
+        turn.unlock();
+    if (in.lg_domain > 0)
+        finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
+    ev[4].record(s);
+    if (in.h_out != nullptr && n > 1)
+        CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
+    ev[5].record(s);
+    s.sync();
+    if (bad != 0)
+        throw invalid("the recorded circuit has terms out of range of its witness");
+    ws.h_domain = n;
+
+    out.ms[CUZK_CUDA_PH_SPMV] = rec != nullptr ? elapsed_ms(ev[6], ev[7]) : 0.0f;
+    out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[3]);
+    out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[3], ev[4]);
+    out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[4], ev[5]);
+    out.ms[CUZK_CUDA_PH_TOTAL_H] = elapsed_ms(ev[0], ev[5]);
+}
+
+} // namespace cuzk
+
+#endif
