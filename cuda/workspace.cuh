@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,41 @@ struct uploaded_queries {
     size_t woff[3], soff[3];
 };
 
+// A one-shot host-side signal between two threads of one proof: armed, set once, waited on.
+class host_signal {
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool set_ = true;
+
+public:
+    void arm()
+    {
+        std::lock_guard<std::mutex> g{m_};
+        set_ = false;
+    }
+    void set()
+    {
+        {
+            std::lock_guard<std::mutex> g{m_};
+            set_ = true;
+        }
+        cv_.notify_all();
+    }
+    void wait()
+    {
+        std::unique_lock<std::mutex> g{m_};
+        cv_.wait(g, [this] { return set_; });
+    }
+};
+
+// Sets a host_signal when its scope ends, however it ends.
+struct set_on_exit {
+    host_signal& s;
+    set_on_exit(const set_on_exit&) = delete;
+    set_on_exit& operator=(const set_on_exit&) = delete;
+    ~set_on_exit() { s.set(); }
+};
+
 struct cuzk_cuda_workspace {
     const gpu_t& gpu;
     stream_t stream;
@@ -67,6 +103,9 @@ struct cuzk_cuda_workspace {
     // The queries whose sparse work but ΣH ran beside stage H (STAGE_EARLY): the next sparse
     // stage, given the same input, runs ΣH only.
     uploaded_queries early;
+    // Set by stage H once its host threads no longer stage a, b, c (or the witness): armed by
+    // prove_beside_h, whose Pippengers wait for it. Always set when stage H ends, error or not.
+    host_signal staged;
     // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;
