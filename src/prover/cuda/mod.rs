@@ -12,6 +12,9 @@
 //!              take the device's MSM gate ─ stage sparse: batch additions (ones) ─
 //!              ΣH with the significant L and r·B_G1 terms folded in ─ A (and, on a second host
 //!              thread, B_G2) Pippenger ─ release gate and lane
+//! (prepared, no other proof on the device, gate free: take the gate, upload the queries, then
+//!              stage H ∥ on a second host thread the batch additions and, once a, b, c are
+//!              staged, the Pippengers ─ ΣH ─ release gate and lane: STAGE_EARLY)
 //! Started::finish (the proof's tail): B_G2 from CPU threads if so configured, assemble
 //!              (prover::assemble, shared with the CPU backend)
 //! ```
@@ -27,7 +30,8 @@
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
 //! A recorded circuit's a, b, c are evaluated by warps walking 32 rows' terms; `CUZK_CUDA_SPMV=row`
 //! (or [`CudaBackend::set_spmv_warp`]`(false)`) selects the row-per-thread kernel (2.5x slower at
-//! 32 GiB, cuda/NOTES.md; same values), for comparing the two.
+//! 32 GiB, cuda/NOTES.md; same values), for comparing the two. `CUZK_CUDA_SPARSE=after` (or
+//! [`CudaBackend::set_sparse_beside_h`]`(false)`) keeps a lone proof's sparse work after stage H.
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -124,6 +128,7 @@ impl CudaBackend {
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
         let spmv_warp = !matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("row"));
+        let sparse_beside_h = !matches!(std::env::var("CUZK_CUDA_SPARSE").as_deref(), Ok("after"));
         Ok(CudaBackend {
             pool,
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
@@ -131,7 +136,7 @@ impl CudaBackend {
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
             queries_before_gate: AtomicBool::new(true),
-            sparse_beside_h: AtomicBool::new(true),
+            sparse_beside_h: AtomicBool::new(sparse_beside_h),
             fallback_logged: AtomicBool::new(false),
         })
     }
