@@ -51,9 +51,11 @@ mod tests {
         let mut c = BusyClock::default();
         c.enter();
         c.enter();
+        assert_eq!(c.holders(), 2);
         std::thread::sleep(Duration::from_millis(20));
         c.leave();
         assert!(c.held());
+        assert_eq!(c.holders(), 1);
         c.leave();
         let b = c.busy();
         assert!(!c.held() && b >= Duration::from_millis(20) && b < Duration::from_millis(2000), "{b:?}");
