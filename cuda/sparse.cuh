@@ -126,22 +126,33 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     up.ready = true;
 }
 
-// The sparse stage's view of the uploaded queries; uploads them first unless the last
-// upload_queries on this workspace read the same arrays for this input.
-inline sparse_queries take_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
+// Whether `up` was read from the same query arrays as `in` names.
+inline bool same_queries(const uploaded_queries& up, const cuzk_cuda_prove_in& in)
 {
-    const uploaded_queries& up = ws.queries;
-    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
-    if (!(up.ready && up.g2 == g2 && same_arrays(up.q[0], in.l) && same_arrays(up.q[1], in.a_q) &&
-          same_arrays(up.q[2], in.b_q)))
-        upload_queries(ws, srs, in);
-    ws.queries.ready = false;  // one sparse stage per upload
+    return same_arrays(up.q[0], in.l) && same_arrays(up.q[1], in.a_q) && same_arrays(up.q[2], in.b_q);
+}
+
+// `in`'s queries where `up` placed them in the workspace's buffers.
+inline sparse_queries view_of(const uploaded_queries& up, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
+{
     sparse_queries qs{{&in.l, &in.a_q, &in.b_q}, {srs.l.get(), srs.a.get(), srs.b_g1.get()}, {}, {}};
     for (int f = 0; f < 3; f++) {
         qs.woff[f] = up.woff[f];
         qs.soff[f] = up.soff[f];
     }
     return qs;
+}
+
+// The sparse stage's view of the uploaded queries; uploads them first unless the last
+// upload_queries on this workspace read the same arrays for this input.
+inline sparse_queries take_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
+{
+    const uploaded_queries& up = ws.queries;
+    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
+    if (!(up.ready && up.g2 == g2 && same_queries(up, in)))
+        upload_queries(ws, srs, in);
+    ws.queries.ready = false;  // one sparse stage per upload
+    return view_of(up, srs, in);
 }
 
 // B_G2's significant scalars on the side stream, from a second host thread (so the host-side
@@ -422,18 +433,13 @@ inline void sigma_h_after_early(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& sr
     using namespace sparse_ev;
     uploaded_queries& up = ws.early;
     up.ready = false;  // one sparse stage per early part
-    if (!(up.flags == in.flags && same_arrays(up.q[0], in.l) && same_arrays(up.q[1], in.a_q) &&
-          same_arrays(up.q[2], in.b_q)))
+    if (!(up.flags == in.flags && same_queries(up, in)))
         throw invalid("the sparse stage's input is not the one whose other MSMs ran beside stage H");
     const sparse_plan plan = plan_sparse(srs, in, ws.h_domain);
     ws.gpu.select();
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev + 8;
-    sparse_queries qs{{&in.l, &in.a_q, &in.b_q}, {srs.l.get(), srs.a.get(), srs.b_g1.get()}, {}, {}};
-    for (int f = 0; f < 3; f++) {
-        qs.woff[f] = up.woff[f];
-        qs.soff[f] = up.soff[f];
-    }
+    const sparse_queries qs = view_of(up, srs, in);
     ev[H_START].record(s);
     write_point(out.h, msm_h(ws, srs, in, qs, plan.nh, plan.fold));
     ev[H_END].record(s);
