@@ -7,6 +7,7 @@
 #ifndef CUZK_CUDA_CEILING_CUH
 #define CUZK_CUDA_CEILING_CUH
 
+#include "fp64.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 
@@ -53,6 +54,69 @@ template<class F> __global__ void mul_kernel(F* out, uint32_t iters)
     out[blockIdx.x * blockDim.x + threadIdx.x] = r;
 }
 
+// A thread's chain inputs for the FP64 products: the same residues mul_kernel<fp_t> starts from.
+__device__ __forceinline__ void fp_start(fp_t& m, fp_t* x, int chains)
+{
+    m = fp_t::one();
+    for (int i = 0; i <= (int)(threadIdx.x & 7); i++)
+        m += m;
+    for (int i = 0; i < chains; i++) {
+        x[i] = fp_t::one();
+        for (int j = 0; j <= i; j++)
+            x[i] += m;
+    }
+}
+
+// FP_CHAINS chains of the FP64 product (fp64.cuh); `mixed`: half of them sppark's fp_t product
+// instead, in the same loop, so the IMAD and FP64 pipes can run side by side.
+template<bool MIXED> __global__ void fp64_kernel(double* out, uint32_t iters)
+{
+#ifdef __CUDA_ARCH__
+    constexpr int F = MIXED ? FP_CHAINS / 2 : FP_CHAINS, S = FP_CHAINS - F;
+    fp_t m, x[FP_CHAINS];
+    fp_start(m, x, FP_CHAINS);
+    fp64::fe mf = fp64::from_fp(m), y[F];
+    for (int i = 0; i < F; i++)
+        y[i] = fp64::from_fp(x[i]);
+    for (uint32_t k = 0; k < iters; k++) {
+#pragma unroll
+        for (int i = 0; i < F; i++)
+            y[i] = fp64::mul(y[i], mf);
+#pragma unroll
+        for (int i = 0; i < S; i++)
+            x[F + i] *= m;
+    }
+    double r = 0;
+    for (int i = 0; i < F; i++)
+        for (int k = 0; k < 8; k++)
+            r += y[i].l[k];
+    for (int i = 0; i < S; i++)
+        r += (double)x[F + i][0];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = r;
+#endif
+}
+
+// Each thread's chain of `iters` products both ways (sppark's fp_t and fp64), compared as residues
+// after every step; mismatching threads counted in *bad.
+__global__ void fp64_check_kernel(uint32_t* bad, uint32_t iters)
+{
+#ifdef __CUDA_ARCH__
+    fp_t m, x[1];
+    fp_start(m, x, 1);
+    for (uint32_t i = 0; i < (threadIdx.x + blockIdx.x) % 61; i++)
+        m = m * m + fp_t::one();  // spread the multipliers over the field
+    fp64::fe mf = fp64::from_fp(m), y = fp64::from_fp(x[0]);
+    bool ok = true;
+    for (uint32_t k = 0; k < iters; k++) {
+        x[0] *= m;
+        y = fp64::mul(y, mf);
+        ok = ok && fp64::same(fp64::from_fp(x[0]), y);
+    }
+    if (!ok)
+        atomicAdd(bad, 1u);
+#endif
+}
+
 // Seconds the kernel ran, by CUDA events on the current device.
 template<class Launch> double timed(Launch&& launch)
 {
@@ -69,8 +133,10 @@ template<class Launch> double timed(Launch&& launch)
 // [3] bytes moved (read + written) by a device-to-device copy; then seconds per 2^ntt_lg sppark
 // NTT as stage H runs them: [4] inverse, natural in → bit-reversed out (to_coset's first half),
 // [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in and
-// out (finish_h's).
-inline void measure(int32_t dev, uint32_t ntt_lg, double rates[7])
+// out (finish_h's); [7] FP64 Fp products per second (fp64.cuh), [8] products per second with half
+// the chains sppark's and half FP64, [9] threads whose FP64 chain of products left sppark's
+// (must be 0).
+inline void measure(int32_t dev, uint32_t ntt_lg, double rates[10])
 {
     select_gpu(dev);
     cudaDeviceProp prop;
@@ -91,6 +157,18 @@ inline void measure(int32_t dev, uint32_t ntt_lg, double rates[7])
     mul_kernel<fr_t><<<blocks, threads>>>(out_r, 16);
     s = timed([&] { mul_kernel<fr_t><<<blocks, threads>>>(out_r, fp_iters); });
     rates[2] = (double)n * fp_iters * FP_CHAINS / s;
+    double* out_d = reinterpret_cast<double*>(out.get());  // a double per thread fits too
+    fp64_kernel<false><<<blocks, threads>>>(out_d, 16);
+    s = timed([&] { fp64_kernel<false><<<blocks, threads>>>(out_d, fp_iters); });
+    rates[7] = (double)n * fp_iters * FP_CHAINS / s;
+    fp64_kernel<true><<<blocks, threads>>>(out_d, 16);
+    s = timed([&] { fp64_kernel<true><<<blocks, threads>>>(out_d, fp_iters); });
+    rates[8] = (double)n * fp_iters * FP_CHAINS / s;
+    CUDA_OK(cudaMemset(out32, 0, sizeof(uint32_t)));
+    fp64_check_kernel<<<blocks, threads>>>(out32, 64);
+    uint32_t bad = 0;
+    CUDA_OK(cudaMemcpy(&bad, out32, sizeof(bad), cudaMemcpyDeviceToHost));
+    rates[9] = bad;
     CUDA_OK(cudaDeviceSynchronize());
 
     // One 2^ntt_lg vector (2 GiB at 2^26): the copy's rate over it, then each NTT form twice (the

@@ -136,7 +136,7 @@ run() { # name cap cmd...
   kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null; [ -n "$nap" ] && kill $nap 2>/dev/null
   echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
   if [ -s "$OUT/$name.hang.log" ]; then echo "   hang report:"; head -40 "$OUT/$name.hang.log"; else rm -f "$OUT/$name.hang.log"; fi
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^fp64 |^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the

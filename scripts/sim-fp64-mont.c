@@ -220,6 +220,9 @@ int main(int argc, char** argv)
         PINV48 = (double)v;
     }
     long bad = 0, op_total = 0;
+    printf("P48 ={");
+    for (int k = 0; k < 8; k++) printf(" %.0f,", P48[k]);
+    printf(" } PINV48 = %.0f\n", PINV48);
     for (long it = 0; it < n; it++) {
         uint64_t a[6], b[6], want[6], got[6];
         if (it == 0) { memset(a, 0, sizeof a); random_fp(b); }
@@ -232,6 +235,15 @@ int main(int argc, char** argv)
         ops = 0;
         mont48(r48, a48, b48);
         op_total += ops;
+        // Every 16th pair also chains 8 more products on the signed-limb output (a kernel's x *= b).
+        for (int k = 0; it % 16 == 0 && k < 8; k++) {
+            uint64_t w2[6];
+            mont64(w2, want, b);
+            memcpy(want, w2, sizeof want);
+            double c48[8];
+            memcpy(c48, r48, sizeof c48);
+            mont48(r48, c48, b48);
+        }
         from48(got, r48);
         if (memcmp(want, got, sizeof want) != 0 && ++bad <= 3)
             fprintf(stderr, "mismatch at %ld\n", it);

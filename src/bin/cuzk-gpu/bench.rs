@@ -36,7 +36,8 @@ fn pippenger_fp_muls(n: f64) -> (f64, u32) {
 /// `ceiling`: the device's integer multiply-add, Fp and Fr multiplication and copy rates, what they
 /// make the floor of a G1 MSM at 2^24 and 2^27 (compare with bench-synthetic's gpu_msm_h), and
 /// sppark's NTT (`--ntt-log`, default 26) against two floors: one read + write sweep of the vector at the copy rate,
-/// and its (n/2)·log n butterfly multiplications at the Fr rate.
+/// and its (n/2)·log n butterfly multiplications at the Fr rate; then the FP64 Fp product
+/// (cuda/fp64.cuh) alone and beside sppark's, after checking it against sppark's (fails if it differs).
 pub(crate) fn ceiling(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     for i in 0..gpu.device_count() {
@@ -60,6 +61,15 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
                     c.fr_mul,
                     c.copy_bytes / 1e9
                 );
+                println!(
+                    "fp64 Fp products: {:.3e}/s alone ({:.2}x sppark's), {:.3e}/s half sppark's and half FP64 at once ({:.2}x); {} threads' FP64 chains differed from sppark's{}",
+                    c.fp64_mul,
+                    c.fp64_mul / fp,
+                    c.mixed_mul,
+                    c.mixed_mul / fp,
+                    c.fp64_mismatches,
+                    if c.fp64_mismatches == 0 { "" } else { " (FAIL: the FP64 product is wrong)" }
+                );
                 let forms = ["inverse NR", "coset forward RN", "coset inverse NN"];
                 for (form, s) in forms.iter().zip(c.ntt_s) {
                     println!(
@@ -75,8 +85,12 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
                     "{}",
                     serde_json::json!({ "bench": "ceiling", "device": i, "name": name, "imad_per_s": imad, "fp_mul_per_s": fp,
                         "fr_mul_per_s": c.fr_mul, "copy_bytes_per_s": c.copy_bytes, "ntt_log": lg, "ntt_s": c.ntt_s,
-                        "ntt_sweep_s": sweep_s, "ntt_mul_s": mul_s, "msm_floor": [floor(24), floor(27)] })
+                        "ntt_sweep_s": sweep_s, "ntt_mul_s": mul_s, "msm_floor": [floor(24), floor(27)],
+                        "fp64_mul_per_s": c.fp64_mul, "mixed_mul_per_s": c.mixed_mul, "fp64_mismatches": c.fp64_mismatches })
                 );
+                if c.fp64_mismatches != 0 {
+                    return false;
+                }
             }
             Err(e) => {
                 println!("FAIL: device {i}: {e}");

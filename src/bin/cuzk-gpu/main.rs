@@ -2,7 +2,8 @@
 //!
 //!   cuzk-gpu probe                       devices, or the reason there are none (exit 0 either way)
 //!   cuzk-gpu ceiling [--ntt-log 26]      the device's IMAD, Fp/Fr-multiplication and copy rates, the MSM floor they
-//!                                        imply, sppark's NTT against its memory and multiplication floors
+//!                                        imply, sppark's NTT against its memory and multiplication floors,
+//!                                        the FP64 Fp product alone and beside sppark's (checked against it)
 //!   cuzk-gpu msm-bench [--log 20,24,27] [--windows 16,20,21,22]
 //!                                        the one-pass big-MSM vs sppark's Pippenger, same input
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)

@@ -309,14 +309,30 @@ pub struct Ceiling {
     pub ntt_lg: u32,
     /// Seconds per sppark NTT in stage H's forms: inverse NR, coset forward RN, coset inverse NN.
     pub ntt_s: [f64; 3],
+    /// Fp products per second in FP64 arithmetic (cuda/fp64.cuh), and with half the chains
+    /// sppark's and half FP64 at once.
+    pub fp64_mul: f64,
+    pub mixed_mul: f64,
+    /// Threads whose chain of FP64 products differed from sppark's (0 when correct).
+    pub fp64_mismatches: u64,
 }
 
 /// Device `dev`'s ceiling, measured now, its NTTs at 2^ntt_lg (10..=27).
 pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
-    let mut r = [0f64; 7];
-    // SAFETY: `r` holds the seven doubles the call writes.
+    let mut r = [0f64; 10];
+    // SAFETY: `r` holds the ten doubles the call writes.
     check(unsafe { cuzk_cuda_ceiling(dev, ntt_lg, r.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
-    Ok(Ceiling { imad: r[0], fp_mul: r[1], fr_mul: r[2], copy_bytes: r[3], ntt_lg, ntt_s: [r[4], r[5], r[6]] })
+    Ok(Ceiling {
+        imad: r[0],
+        fp_mul: r[1],
+        fr_mul: r[2],
+        copy_bytes: r[3],
+        ntt_lg,
+        ntt_s: [r[4], r[5], r[6]],
+        fp64_mul: r[7],
+        mixed_mul: r[8],
+        fp64_mismatches: r[9] as u64,
+    })
 }
 
 /// msm_bench's result: sppark's sum and ms, then per window code our sum, wall ms and event ms.
