@@ -32,17 +32,24 @@ __global__ void imad_kernel(uint32_t* out, uint32_t iters, uint32_t m)
     out[blockIdx.x * blockDim.x + threadIdx.x] = r;
 }
 
-template<class F> __global__ void mul_kernel(F* out, uint32_t iters)
+// A thread's multiplier m (thread-dependent, so the compiler cannot fold it) and its chains'
+// starting values.
+template<class F> __device__ __forceinline__ void chain_start(F& m, F* x, int chains)
 {
-    F x[FP_CHAINS];
-    F m = F::one();
+    m = F::one();
     for (int i = 0; i <= (int)(threadIdx.x & 7); i++)
-        m += m;  // a thread-dependent multiplier the compiler cannot fold
-    for (int i = 0; i < FP_CHAINS; i++) {
+        m += m;
+    for (int i = 0; i < chains; i++) {
         x[i] = F::one();
         for (int j = 0; j <= i; j++)
             x[i] += m;
     }
+}
+
+template<class F> __global__ void mul_kernel(F* out, uint32_t iters)
+{
+    F m, x[FP_CHAINS];
+    chain_start(m, x, FP_CHAINS);
     for (uint32_t k = 0; k < iters; k++) {
 #pragma unroll
         for (int i = 0; i < FP_CHAINS; i++)
@@ -54,19 +61,6 @@ template<class F> __global__ void mul_kernel(F* out, uint32_t iters)
     out[blockIdx.x * blockDim.x + threadIdx.x] = r;
 }
 
-// A thread's chain inputs for the FP64 products: the same residues mul_kernel<fp_t> starts from.
-__device__ __forceinline__ void fp_start(fp_t& m, fp_t* x, int chains)
-{
-    m = fp_t::one();
-    for (int i = 0; i <= (int)(threadIdx.x & 7); i++)
-        m += m;
-    for (int i = 0; i < chains; i++) {
-        x[i] = fp_t::one();
-        for (int j = 0; j <= i; j++)
-            x[i] += m;
-    }
-}
-
 // FP_CHAINS chains of the FP64 product (fp64.cuh); `mixed`: half of them sppark's fp_t product
 // instead, in the same loop, so the IMAD and FP64 pipes can run side by side.
 template<bool MIXED> __global__ void fp64_kernel(double* out, uint32_t iters)
@@ -74,7 +68,7 @@ template<bool MIXED> __global__ void fp64_kernel(double* out, uint32_t iters)
 #ifdef __CUDA_ARCH__
     constexpr int F = MIXED ? FP_CHAINS / 2 : FP_CHAINS, S = FP_CHAINS - F;
     fp_t m, x[FP_CHAINS];
-    fp_start(m, x, FP_CHAINS);
+    chain_start(m, x, FP_CHAINS);  // mul_kernel<fp_t>'s residues
     fp64::fe mf = fp64::from_fp(m), y[F];
     for (int i = 0; i < F; i++)
         y[i] = fp64::from_fp(x[i]);
@@ -102,7 +96,7 @@ __global__ void fp64_check_kernel(uint32_t* bad, uint32_t iters)
 {
 #ifdef __CUDA_ARCH__
     fp_t m, x[1];
-    fp_start(m, x, 1);
+    chain_start(m, x, 1);
     for (uint32_t i = 0; i < (threadIdx.x + blockIdx.x) % 61; i++)
         m = m * m + fp_t::one();  // spread the multipliers over the field
     fp64::fe mf = fp64::from_fp(m), y = fp64::from_fp(x[0]);

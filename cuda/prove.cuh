@@ -32,8 +32,7 @@ inline void prove_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     if (in.lg_domain > MAX_LG_DOMAIN_SIZE)
         throw invalid("domain 2^" + std::to_string(in.lg_domain) + " is larger than supported");
     const sparse_plan plan = plan_sparse(srs, in, (size_t)1 << in.lg_domain);
-    upload_queries(ws, srs, in);
-    const sparse_queries qs = take_queries(ws, srs, in);  // the arrays just uploaded
+    const sparse_queries qs = take_queries(ws, srs, in);  // uploaded unless a queries stage did
     const uploaded_queries up = ws.queries;
     ws.staged.arm();  // set by stage H once a, b, c are staged, and here however it ends
     std::exception_ptr rest_error;
@@ -52,7 +51,7 @@ inline void prove_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     if (rest_error)
         std::rethrow_exception(rest_error);
     ws.early = up;
-    ws.early.flags = in.flags;
+    ws.early.flags = in.flags;  // (a reused upload may have been made with other flags)
     ws.early.ready = true;
 }
 

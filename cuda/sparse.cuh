@@ -122,7 +122,7 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
         k += q[f]->nsig;
     }
     ev[sparse_ev::UPLOADED].record(ws.copy);
-    up.g2 = g2;
+    up.flags = in.flags;
     up.ready = true;
 }
 
@@ -148,8 +148,7 @@ inline sparse_queries view_of(const uploaded_queries& up, const cuzk_cuda_srs& s
 inline sparse_queries take_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
 {
     const uploaded_queries& up = ws.queries;
-    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
-    if (!(up.ready && up.g2 == g2 && same_queries(up, in)))
+    if (!(up.ready && ((up.flags ^ in.flags) & CUZK_CUDA_B_G2) == 0 && same_queries(up, in)))
         upload_queries(ws, srs, in);
     ws.queries.ready = false;  // one sparse stage per upload
     return view_of(up, srs, in);

@@ -36,8 +36,7 @@ inline void keep_freed_memory(const gpu_t& gpu)
 // each query's bitmap words and significant scalars start in bitmaps / sig_idx / sig_scalars.
 struct uploaded_queries {
     bool ready = false;
-    bool g2 = false;
-    uint32_t flags = 0;  // the input's flags (read for `early`)
+    uint32_t flags = 0;  // the input's flags (B_G2: whether the B bitmap serves G2 too)
     cuzk_cuda_sparse q[3];
     size_t woff[3], soff[3];
 };
