@@ -34,7 +34,6 @@ inline void prove_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     const sparse_plan plan = plan_sparse(srs, in, (size_t)1 << in.lg_domain);
     const sparse_queries qs = take_queries(ws, srs, in);  // uploaded unless a queries stage did
     const uploaded_queries up = ws.queries;
-    ws.staged.arm();  // set by stage H once a, b, c are staged, and here however it ends
     std::exception_ptr rest_error;
     {
         joined_thread rest;  // joined before an error of stage H leaves this scope
@@ -45,7 +44,6 @@ inline void prove_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
                 rest_error = std::current_exception();
             }
         });
-        set_on_exit staged{ws.staged};  // (destroyed before `rest` is joined: never a wait on nothing)
         stage_h(ws, in, out);
     }
     if (rest_error)

@@ -399,9 +399,9 @@ inline void rest_timings(cuzk_cuda_workspace& ws, bool b2_on_side, cuzk_cuda_pro
 
 // The sparse stage's H-independent work (everything but ΣH) on the workspace's `rest` stream,
 // from a second host thread while stage H runs on this one (`prove_beside_h`): the queries are
-// uploaded before a, b, c, so the batch additions (during the upload) and the small Pippengers
-// (once stage H's host threads have staged a, b, c) take SMs the upload and the NTTs leave idle
-// instead of following ΣH. Sets PH_EARLY to its span from the queries' upload on.
+// uploaded before a, b, c, so the batch additions and the small Pippengers take SMs the upload
+// leaves idle instead of following ΣH (stage H stages a, b, c on the workspace's own host threads,
+// so the Pippengers' window sums on the device's pool do not delay the upload). Sets PH_EARLY to its span from the queries' upload on.
 inline void rest_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
                           const sparse_queries& qs, const sparse_plan& plan, cuzk_cuda_prove_out& out)
 {
@@ -413,10 +413,6 @@ inline void rest_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
     ev[BEGIN].record(s);
     sparse_rest rest;
     launch_batch_adds(ws, s, srs, in, qs, plan, rest);
-    // sppark's Pippengers add up their windows on the device's host thread pool, which stage H
-    // needs until a, b, c are staged (at 2^27 the upload took up to 0.5 s instead of 0.27 with
-    // them beside it): they start once stage H's host threads are done.
-    ws.staged.wait();
     start_b_g2(ws, srs, in, qs, plan, rest);
     finish_rest(ws, s, in, qs, plan, rest, out);
     ev[END].record(s);

@@ -76,7 +76,6 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
     // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
     uint32_t bad = 0;
-    set_on_exit staged{ws.staged};  // however this stage ends (also set below, once the uploads are staged)
     std::unique_lock<std::mutex> turn{upload_turn(gpu.id())};  // the upload times start at our turn
     ev[0].record(ws.copy);
     if (rec != nullptr) {
@@ -88,7 +87,6 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         for (int i = 0; i < 3; i++)
             ev[1 + i].record(ws.copy);
         turn.unlock();
-        ws.staged.set();
         CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
         CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
         ev[6].record(s);
@@ -122,7 +120,6 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     }
     if (turn.owns_lock())
         turn.unlock();
-    ws.staged.set();
     if (in.lg_domain > 0)
         finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
     ev[4].record(s);

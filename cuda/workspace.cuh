@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -41,41 +40,6 @@ struct uploaded_queries {
     size_t woff[3], soff[3];
 };
 
-// A one-shot host-side signal between two threads of one proof: armed, set once, waited on.
-class host_signal {
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool set_ = true;
-
-public:
-    void arm()
-    {
-        std::lock_guard<std::mutex> g{m_};
-        set_ = false;
-    }
-    void set()
-    {
-        {
-            std::lock_guard<std::mutex> g{m_};
-            set_ = true;
-        }
-        cv_.notify_all();
-    }
-    void wait()
-    {
-        std::unique_lock<std::mutex> g{m_};
-        cv_.wait(g, [this] { return set_; });
-    }
-};
-
-// Sets a host_signal when its scope ends, however it ends.
-struct set_on_exit {
-    host_signal& s;
-    set_on_exit(const set_on_exit&) = delete;
-    set_on_exit& operator=(const set_on_exit&) = delete;
-    ~set_on_exit() { s.set(); }
-};
-
 struct cuzk_cuda_workspace {
     const gpu_t& gpu;
     stream_t stream;
@@ -102,13 +66,14 @@ struct cuzk_cuda_workspace {
     // The queries whose sparse work but ΣH ran beside stage H (STAGE_EARLY): the next sparse
     // stage, given the same input, runs ΣH only.
     uploaded_queries early;
-    // Set by stage H once its host threads no longer stage a, b, c (or the witness): armed by
-    // prove_beside_h, whose Pippengers wait for it. Always set when stage H ends, error or not.
-    host_signal staged;
     // Uploads of a, b, c go through two page-locked slots: the host copies into one while the
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;
     pinned_buffer staging;
+    // The host threads that fill the slots: the workspace's own, so that sppark's Pippengers,
+    // which add up their windows on the device's pool (gpu_t), never queue ahead of them (a lone
+    // proof runs its small Pippengers beside stage H: prove_beside_h).
+    thread_pool_t stagers;
     event_t slot_free[2];
     static const int NEVENTS = 32;
     timing_event ev[NEVENTS];
@@ -258,7 +223,7 @@ inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, s
         char* buf = ws.staging.get() + (k & 1) * slot;
         CUDA_OK(cudaEventSynchronize(ws.slot_free[k & 1]));
         const char* from = static_cast<const char*>(src) + off;
-        ws.gpu.par_map((len + piece - 1) / piece, 1, [&](size_t i) {
+        ws.stagers.par_map((len + piece - 1) / piece, 1, [&](size_t i) {
             size_t o = i * piece;
             memcpy(buf + o, from + o, std::min(piece, len - o));
         });
