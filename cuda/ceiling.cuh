@@ -8,6 +8,8 @@
 #define CUZK_CUDA_CEILING_CUH
 
 #include "fp64.cuh"
+#include "ntt_split.cuh"
+#include "random.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 
@@ -111,6 +113,23 @@ __global__ void fp64_check_kernel(uint32_t* bad, uint32_t iters)
 #endif
 }
 
+// *bad += the elements where x and y differ.
+__global__ void count_unequal(const fr_t* x, const fr_t* y, size_t n, uint32_t* bad)
+{
+#ifdef __CUDA_ARCH__  // fr_t's limbs are reachable in device code only
+    uint32_t k = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const fr_t a = x[i], b = y[i];
+        uint32_t diff = 0;
+        for (int l = 0; l < 8; l++)
+            diff |= a[l] ^ b[l];  // the limbs, not the values mod r: byte identity
+        k += diff != 0;
+    }
+    if (k != 0)
+        atomicAdd(bad, k);
+#endif
+}
+
 // Seconds the kernel ran, by CUDA events on the current device.
 template<class Launch> double timed(Launch&& launch)
 {
@@ -129,8 +148,11 @@ template<class Launch> double timed(Launch&& launch)
 // [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in and
 // out (finish_h's); [7] FP64 Fp products per second (fp64.cuh), [8] products per second with half
 // the chains sppark's and half FP64, [9] threads whose FP64 chain of products left sppark's
+// (must be 0); [10..12] seconds per NTT of [4..6]'s forms with the passes split evenly
+// (ntt_split.cuh; sppark's own split where that is even already), [13] elements where the
+// even split's three forms in a row differ from sppark's on the same pseudo-random vector
 // (must be 0).
-inline void measure(int32_t dev, uint32_t ntt_lg, double rates[10])
+inline void measure(int32_t dev, uint32_t ntt_lg, double rates[14])
 {
     select_gpu(dev);
     cudaDeviceProp prop;
@@ -184,16 +206,31 @@ inline void measure(int32_t dev, uint32_t ntt_lg, double rates[10])
     } forms[3] = {{IO::NR, NTT::Direction::inverse, NTT::Type::standard},
                   {IO::RN, NTT::Direction::forward, NTT::Type::coset},
                   {IO::NN, NTT::Direction::inverse, NTT::Type::coset}};
-    for (int f = 0; f < 3; f++) {
-        for (int rep = 0; rep < 2; rep++) {
-            timing_event start, stop;
-            start.record(st);
-            NTT::Base_dev_ptr(st, v.get(), ntt_lg, forms[f].order, forms[f].dir, forms[f].type);
-            stop.record(st);
-            st.sync();
-            rates[4 + f] = elapsed_ms(start, stop) / 1e3;
+    for (bool even : {false, true})
+        for (int f = 0; f < 3; f++) {
+            for (int rep = 0; rep < 2; rep++) {
+                timing_event start, stop;
+                start.record(st);
+                cuzk::stage_ntt::run(st, v.get(), ntt_lg, forms[f].order, forms[f].dir, forms[f].type, even);
+                stop.record(st);
+                st.sync();
+                rates[(even ? 10 : 4) + f] = elapsed_ms(start, stop) / 1e3;
+            }
         }
+    // The same pseudo-random vector through the three forms both ways: every element equal.
+    rnd::scalars<<<prop.multiProcessorCount * 8, 256, 0, st>>>(v.get(), len, 0x6e74);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaMemcpyAsync(w.get(), v.get(), len * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
+    for (int f = 0; f < 3; f++) {
+        cuzk::stage_ntt::run(st, v.get(), ntt_lg, forms[f].order, forms[f].dir, forms[f].type, false);
+        cuzk::stage_ntt::run(st, w.get(), ntt_lg, forms[f].order, forms[f].dir, forms[f].type, true);
     }
+    CUDA_OK(cudaMemsetAsync(out32, 0, sizeof(uint32_t), st));
+    count_unequal<<<prop.multiProcessorCount * 8, 256, 0, st>>>(v.get(), w.get(), len, out32);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaMemcpyAsync(&bad, out32, sizeof(bad), cudaMemcpyDeviceToHost, st));
+    st.sync();
+    rates[13] = bad;
     CUDA_OK(cudaDeviceSynchronize());
 }
 

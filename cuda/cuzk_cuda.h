@@ -71,6 +71,8 @@ enum {
                                   instead of one row per thread; the same values */
     CUZK_CUDA_MSM_H_XYZZ = 32,  /* the one-pass big-MSM's bucket sums by XYZZ additions instead of
                                   affine rounds (cuda/msm_affine.cuh); the same sum */
+    CUZK_CUDA_NTT_SPPARK = 64,  /* stage H's NTTs with sppark's own split of the passes instead of
+                                  an even one (cuda/ntt_split.cuh); the same values */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless

@@ -9,6 +9,7 @@
 #include "cuzk_cuda.h"
 #include "faults.cuh"
 #include "kernels.cuh"
+#include "ntt_split.cuh"
 #include "raii.cuh"
 #include "types.cuh"
 #include "workspace.cuh"
@@ -18,22 +19,23 @@ namespace cuzk {
 // H coefficients in place in `a` (natural order; the last one is dropped by the caller), the way
 // bellperson's EvaluationDomain computes them: per vector iNTT and coset NTT (g = 7), then
 // pointwise a·b − c times 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside
-// the last transform. `to_coset` runs per vector as soon as that vector is uploaded.
-inline void to_coset(stream_t& s, fr_t* x, uint32_t lg)
+// the last transform. `to_coset` runs per vector as soon as that vector is uploaded. `even`:
+// the passes split evenly where sppark's are not (ntt_split.cuh).
+inline void to_coset(stream_t& s, fr_t* x, uint32_t lg, bool even)
 {
     using IO = NTT::InputOutputOrder;
-    NTT::Base_dev_ptr(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard);
-    NTT::Base_dev_ptr(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset);
+    stage_ntt::run(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard, even);
+    stage_ntt::run(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset, even);
 }
 
-inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
+inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4], bool even)
 {
     fr_raw z;
     memcpy(&z, z_inv, sizeof(z));
     size_t n = (size_t)1 << lg;
     cuzk_h_pointwise<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, c, z, n);
     CUDA_OK(cudaGetLastError());
-    NTT::Base_dev_ptr(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
+    stage_ntt::run(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset, even);
 }
 
 // Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); each vector's
@@ -72,6 +74,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     ws.abc.reserve(3 * n);
     fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
     const void* host_abc[3] = {in.a, in.b, in.c};
+    const bool even = (in.flags & CUZK_CUDA_NTT_SPPARK) == 0;
 
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
     // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
@@ -105,7 +108,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
         if (in.lg_domain > 0)
             for (int i = 0; i < 3; i++)
-                to_coset(s, dev_abc[i], in.lg_domain);
+                to_coset(s, dev_abc[i], in.lg_domain, even);
     }
     for (int i = 0; rec == nullptr && i < 3; i++) {
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
@@ -116,12 +119,12 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         ev[1 + i].record(ws.copy);
         CUDA_OK(cudaStreamWaitEvent(s, ev[1 + i]));
         if (in.lg_domain > 0)
-            to_coset(s, dev_abc[i], in.lg_domain);
+            to_coset(s, dev_abc[i], in.lg_domain, even);
     }
     if (turn.owns_lock())
         turn.unlock();
     if (in.lg_domain > 0)
-        finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv);
+        finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv, even);
     ev[4].record(s);
     if (in.h_out != nullptr && n > 1)
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));

@@ -37,7 +37,8 @@ fn pippenger_fp_muls(n: f64) -> (f64, u32) {
 /// make the floor of a G1 MSM at 2^24 and 2^27 (compare with bench-synthetic's gpu_msm_h), and
 /// sppark's NTT (`--ntt-log`, default 26) against two floors: one read + write sweep of the vector at the copy rate,
 /// and its (n/2)·log n butterfly multiplications at the Fr rate; then the FP64 Fp product
-/// (cuda/fp64.cuh) alone and beside sppark's, after checking it against sppark's (fails if it differs).
+/// (cuda/fp64.cuh) alone and beside sppark's, after checking it against sppark's (fails if it differs);
+/// and the NTTs with their passes split evenly (cuda/ntt_split.cuh), checked against sppark's the same way.
 pub(crate) fn ceiling(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     for i in 0..gpu.device_count() {
@@ -71,24 +72,32 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
                     if c.fp64_mismatches == 0 { "" } else { " (FAIL: the FP64 product is wrong)" }
                 );
                 let forms = ["inverse NR", "coset forward RN", "coset inverse NN"];
-                for (form, s) in forms.iter().zip(c.ntt_s) {
+                for ((form, s), even) in forms.iter().zip(c.ntt_s).zip(c.ntt_even_s) {
                     println!(
-                        "ntt 2^{lg} {form}: {:.2} ms = {:.1} read+write sweeps ({:.2} ms each), {:.1}x its butterfly multiplications ({:.2} ms)",
+                        "ntt 2^{lg} {form}: {:.2} ms = {:.1} read+write sweeps ({:.2} ms each), {:.1}x its butterfly multiplications ({:.2} ms); passes split evenly {:.2} ms ({:.3}x)",
                         s * 1e3,
                         s / sweep_s,
                         sweep_s * 1e3,
                         s / mul_s,
-                        mul_s * 1e3
+                        mul_s * 1e3,
+                        even * 1e3,
+                        even / s
                     );
                 }
+                println!(
+                    "ntt 2^{lg} split evenly: {} elements differ from sppark's after the three forms{}",
+                    c.ntt_even_mismatches,
+                    if c.ntt_even_mismatches == 0 { "" } else { " (FAIL)" }
+                );
                 println!(
                     "{}",
                     serde_json::json!({ "bench": "ceiling", "device": i, "name": name, "imad_per_s": imad, "fp_mul_per_s": fp,
                         "fr_mul_per_s": c.fr_mul, "copy_bytes_per_s": c.copy_bytes, "ntt_log": lg, "ntt_s": c.ntt_s,
                         "ntt_sweep_s": sweep_s, "ntt_mul_s": mul_s, "msm_floor": [floor(24), floor(27)],
-                        "fp64_mul_per_s": c.fp64_mul, "mixed_mul_per_s": c.mixed_mul, "fp64_mismatches": c.fp64_mismatches })
+                        "fp64_mul_per_s": c.fp64_mul, "mixed_mul_per_s": c.mixed_mul, "fp64_mismatches": c.fp64_mismatches,
+                        "ntt_even_s": c.ntt_even_s, "ntt_even_mismatches": c.ntt_even_mismatches })
                 );
-                if c.fp64_mismatches != 0 {
+                if c.fp64_mismatches != 0 || c.ntt_even_mismatches != 0 {
                     return false;
                 }
             }

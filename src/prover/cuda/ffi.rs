@@ -53,6 +53,8 @@ pub const MSM_H_SPPARK: u32 = 8;
 pub const SPMV_WARP: u32 = 16;
 /// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds.
 pub const MSM_H_XYZZ: u32 = 32;
+/// Stage H's NTTs with sppark's own split of the passes instead of an even one.
+pub const NTT_SPPARK: u32 = 64;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
@@ -315,12 +317,16 @@ pub struct Ceiling {
     pub mixed_mul: f64,
     /// Threads whose chain of FP64 products differed from sppark's (0 when correct).
     pub fp64_mismatches: u64,
+    /// Seconds per NTT in `ntt_s`'s forms with the passes split evenly (cuda/ntt_split.cuh).
+    pub ntt_even_s: [f64; 3],
+    /// Elements where the three forms in a row, split evenly, differ from sppark's (0 when correct).
+    pub ntt_even_mismatches: u64,
 }
 
 /// Device `dev`'s ceiling, measured now, its NTTs at 2^ntt_lg (10..=27).
 pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
-    let mut r = [0f64; 10];
-    // SAFETY: `r` holds the ten doubles the call writes.
+    let mut r = [0f64; 14];
+    // SAFETY: `r` holds the fourteen doubles the call writes.
     check(unsafe { cuzk_cuda_ceiling(dev, ntt_lg, r.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
     Ok(Ceiling {
         imad: r[0],
@@ -332,6 +338,8 @@ pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
         fp64_mul: r[7],
         mixed_mul: r[8],
         fp64_mismatches: r[9] as u64,
+        ntt_even_s: [r[10], r[11], r[12]],
+        ntt_even_mismatches: r[13] as u64,
     })
 }
 

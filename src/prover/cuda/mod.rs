@@ -32,6 +32,8 @@
 //! (or [`CudaBackend::set_spmv_warp`]`(false)`) selects the row-per-thread kernel (2.5x slower at
 //! 32 GiB, cuda/NOTES.md; same values), for comparing the two. `CUZK_CUDA_SPARSE=after` (or
 //! [`CudaBackend::set_sparse_beside_h`]`(false)`) keeps a lone proof's sparse work after stage H.
+//! `CUZK_CUDA_NTT=sppark` (or [`CudaBackend::set_ntt_sppark`]) keeps sppark's own uneven NTT passes
+//! at 2^20, 2^23 and 2^26 instead of the even split (cuda/ntt_split.cuh; same values).
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -79,6 +81,8 @@ pub struct CudaBackend {
     msm_h_xyzz: AtomicBool,
     /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/kernels.cuh).
     spmv_warp: AtomicBool,
+    /// Stage H's NTTs with sppark's uneven passes (cuda/ntt_split.cuh).
+    ntt_sppark: AtomicBool,
     /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
     queries_before_gate: AtomicBool,
     /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
@@ -129,12 +133,14 @@ impl CudaBackend {
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
         let spmv_warp = !matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("row"));
         let sparse_beside_h = !matches!(std::env::var("CUZK_CUDA_SPARSE").as_deref(), Ok("after"));
+        let ntt_sppark = matches!(std::env::var("CUZK_CUDA_NTT").as_deref(), Ok("sppark"));
         Ok(CudaBackend {
             pool,
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
             msm_h_sppark: AtomicBool::new(false),
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
+            ntt_sppark: AtomicBool::new(ntt_sppark),
             queries_before_gate: AtomicBool::new(true),
             sparse_beside_h: AtomicBool::new(sparse_beside_h),
             fallback_logged: AtomicBool::new(false),
@@ -191,6 +197,17 @@ impl CudaBackend {
 
     pub fn spmv_warp(&self) -> bool {
         self.spmv_warp.load(Ordering::Relaxed)
+    }
+
+    /// Stage H's NTTs with sppark's own split of the passes (`true`) or with the passes split
+    /// evenly where sppark's are not (the default, cuda/ntt_split.cuh): the same values, for
+    /// comparing the two.
+    pub fn set_ntt_sppark(&self, sppark: bool) {
+        self.ntt_sppark.store(sppark, Ordering::Relaxed);
+    }
+
+    pub fn ntt_sppark(&self) -> bool {
+        self.ntt_sppark.load(Ordering::Relaxed)
     }
 
     /// Upload a proof's sparse queries before its lane takes the device's MSM gate, beside the
