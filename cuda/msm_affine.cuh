@@ -14,6 +14,12 @@
 // the previous round's contiguous output. After the rounds each bucket holds ~2 points, which
 // msm_big's XYZZ bucket sums add (the buckets' order by size still applies: sizes only shrink by
 // rounding halves).
+//
+// Nsight Compute on the H200 (2^26, round 1: 11.7 ms; cuda/NOTES.md): 128 registers, so 4 blocks
+// (16 warps) per SM; issue slots 28 % busy, FMA pipe 31 %, 41 % of the stall cycles on L1TEX data.
+// Tried and slower (d27dbf4, msm-bench at 2^27 against 626 ms): an L2 prefetch of the next slot's
+// points (757 ms: the prefetch address needs the slot's index, itself a load) and registers capped
+// at 96 for 5 blocks per SM (692 ms: ~200 bytes spilled).
 #ifndef CUZK_CUDA_MSM_AFFINE_CUH
 #define CUZK_CUDA_MSM_AFFINE_CUH
 
@@ -86,32 +92,9 @@ __device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const fp_t& 
 // bucket. Thread t takes slots t·K .. t·K + K − 1; its prefix products go to scratch[i·T + t]
 // (coalesced across threads). Every thread of the grid reaches the inversion (pairs of lanes
 // share it), so none returns early.
-// Asks L2 for the sectors of `bytes` bytes from p (a point or a coordinate), one iteration
-// before they are read: the loads of an iteration otherwise wait out a full HBM round trip
-// (measured: 41 % of the round kernels' stall cycles were on L1TEX data, their FMA pipe at 31 %).
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes)
-{
-    for (uint32_t o = 0; o < bytes; o += 32)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(p) + o));
-}
-
-// Slot j's input points (the pair, or the lone point), x only or whole, into L2; `bk` is a
-// bucket cursor that the caller keeps monotone (forward or backward), as for `b`.
-template<bool INDEXED, bool WHOLE>
-__device__ __forceinline__ void prefetch_slot(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
-                                              const uint32_t* out_start, uint32_t j, uint32_t bk)
-{
-    const uint32_t q = in_start[bk] + 2 * (j - out_start[bk]);
-    const uint32_t bytes = WHOLE ? 2 * sizeof(fp_t) : sizeof(fp_t);
-    prefetch_l2(&pts[2 * (size_t)slot_of<INDEXED>(vals, q)], bytes);
-    if (q + 1 < in_start[bk + 1])
-        prefetch_l2(&pts[2 * (size_t)slot_of<INDEXED>(vals, q + 1)], bytes);
-}
-
-template<bool INDEXED, uint32_t K, bool PREFETCH = false, uint32_t MIN_BLOCKS = 0>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) pair_round(const fp_t* pts, const uint32_t* vals,
-                                                                const uint32_t* in_start, const uint32_t* out_start,
-                                                                uint32_t m, fp_t* out, fp_t* scratch)
+template<bool INDEXED, uint32_t K>
+__global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
+                                                    const uint32_t* out_start, uint32_t m, fp_t* out, fp_t* scratch)
 {
     const uint32_t T = gridDim.x * BLOCK, t = blockIdx.x * BLOCK + threadIdx.x;
     const uint32_t total = out_start[m + 1], j0 = t * K;
@@ -129,15 +112,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) pair_round(const fp_t* pts,
         b = lo;
     }
     fp_t acc = fp_t::one();
-    uint32_t bk = b;  // PREFETCH: the bucket of the slot one ahead
 #pragma unroll 1
     for (uint32_t i = 0; i < K; i++) {
         const uint32_t j = j0 + i;
-        if (PREFETCH && i + 1 < K && j + 1 < total) {
-            while (out_start[bk + 1] <= j + 1)
-                bk++;
-            prefetch_slot<INDEXED, false>(pts, vals, in_start, out_start, j + 1, bk);
-        }
         fp_t d = fp_t::one();
         if (j < total) {
             while (out_start[b + 1] <= j)
@@ -157,18 +134,11 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) pair_round(const fp_t* pts,
     }
     __syncwarp();
     fp_t inv = acc.reciprocal();
-    bk = b;
 #pragma unroll 1
     for (uint32_t i = K; i-- > 0;) {
         const uint32_t j = j0 + i;
         if (j >= total)
             continue;
-        if (PREFETCH && i > 0) {  // the slot before: its points and prefix product
-            while (out_start[bk] > j - 1)
-                bk--;
-            prefetch_slot<INDEXED, true>(pts, vals, in_start, out_start, j - 1, bk);
-            prefetch_l2(&scratch[(size_t)(i - 1) * T + t], sizeof(fp_t));
-        }
         while (out_start[b] > j)
             b--;
         const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
@@ -228,8 +198,6 @@ inline size_t next_bound(size_t in, uint32_t m)
 struct rounds_t {
     size_t n;
     uint32_t K;
-    bool prefetch;        // pair_round's L2 prefetch one slot ahead (K 64 only)
-    uint32_t min_blocks;  // 0, or 5: registers capped so that 5 blocks fit per SM (K 64 only)
     size_t temp_bytes;
     pool_buffer<fp_t> odd, even, scratch;  // outputs of odd / even rounds; prefix products
     pool_buffer<uint32_t> len, bounds[2];
@@ -237,8 +205,8 @@ struct rounds_t {
 
     uint32_t threads(size_t slots) const { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
 
-    rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s, bool prefetch_ = false, uint32_t min_blocks_ = 0)
-        : n(n_), K(K_), prefetch(prefetch_), min_blocks(min_blocks_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
+    rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s)
+        : n(n_), K(K_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
           even(2 * next_bound(next_bound(n_, mmax), mmax), s), scratch((size_t)K_ * threads(next_bound(n_, mmax)), s),
           len(mmax + 2, s), bounds{{mmax + 2, s}, {mmax + 2, s}}, temp(temp_bytes, s)
     {}
@@ -253,12 +221,6 @@ struct rounds_t {
             pair_round<INDEXED, 32><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         else if (K == 128)
             pair_round<INDEXED, 128><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
-        else if (prefetch && min_blocks == 5)
-            pair_round<INDEXED, 64, true, 5><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
-        else if (prefetch)  // (4: capped at 128 registers, or ptxas takes 130 and 3 blocks fit)
-            pair_round<INDEXED, 64, true, 4><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
-        else if (min_blocks == 5)
-            pair_round<INDEXED, 64, false, 5><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         else
             pair_round<INDEXED, 64><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         CUDA_OK(cudaGetLastError());
