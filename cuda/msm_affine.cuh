@@ -109,9 +109,10 @@ __device__ __forceinline__ bool load_pair_x(const fp_t* pts, const uint32_t* val
     return true;
 }
 
-// PIPE: the forward pass loads slot j + 1's x coordinates while slot j's are multiplied, so the
-// loads have a whole iteration to arrive (the point loads are random reads from HBM).
-template<bool INDEXED, uint32_t K, bool PIPE = false>
+// The forward pass loads slot j + 1's x coordinates while slot j's are multiplied, so the loads
+// have a whole iteration to arrive (random reads from HBM; 0.988x the time of loading each slot's
+// in its own iteration at 2^26 and 2^27, msm-bench, BENCHMARKS.md 2026-12-04).
+template<bool INDEXED, uint32_t K>
 __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
                                                     const uint32_t* out_start, uint32_t m, fp_t* out, fp_t* scratch)
 {
@@ -131,46 +132,24 @@ __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint3
         b = lo;
     }
     fp_t acc = fp_t::one();
-    if (PIPE) {
-        uint32_t bn = b, qn = 0;
-        fp_t x1n, x2n;
-        bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, in_start, out_start, j0, bn, qn, x1n, x2n);
+    uint32_t bn = b, qn = 0;
+    fp_t x1n, x2n;
+    bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, in_start, out_start, j0, bn, qn, x1n, x2n);
 #pragma unroll 1
-        for (uint32_t i = 0; i < K; i++) {
-            const uint32_t j = j0 + i, q = qn;
-            const bool pair = pair_n;
-            const fp_t x1 = x1n, x2 = x2n;
-            if (j < total)
-                b = bn;  // slot j's bucket, where the backward pass starts
-            pair_n = i + 1 < K && j + 1 < total &&
-                     load_pair_x<INDEXED>(pts, vals, in_start, out_start, j + 1, bn, qn, x1n, x2n);
-            fp_t d = fp_t::one();
-            if (j < total && pair) {
-                d = x2 - x1;
-                if (d.is_zero() || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
-                    const pt p1 = pt_of<INDEXED>(pts, vals, q), p2 = pt_of<INDEXED>(pts, vals, q + 1);
-                    d = denominator(kind_of(p1, p2, d), p1, d);
-                }
-            }
-            scratch[(size_t)i * T + t] = acc;
-            acc *= d;
-        }
-    }
-#pragma unroll 1
-    for (uint32_t i = 0; !PIPE && i < K; i++) {
-        const uint32_t j = j0 + i;
+    for (uint32_t i = 0; i < K; i++) {
+        const uint32_t j = j0 + i, q = qn;
+        const bool pair = pair_n;
+        const fp_t x1 = x1n, x2 = x2n;
+        if (j < total)
+            b = bn;  // slot j's bucket, where the backward pass starts
+        pair_n = i + 1 < K && j + 1 < total &&
+                 load_pair_x<INDEXED>(pts, vals, in_start, out_start, j + 1, bn, qn, x1n, x2n);
         fp_t d = fp_t::one();
-        if (j < total) {
-            while (out_start[b + 1] <= j)
-                b++;
-            const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
-            if (q + 1 < in_start[b + 1]) {
-                const fp_t x1 = x_of<INDEXED>(pts, vals, q), x2 = x_of<INDEXED>(pts, vals, q + 1);
-                d = x2 - x1;
-                if (d.is_zero() || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
-                    const pt p1 = pt_of<INDEXED>(pts, vals, q), p2 = pt_of<INDEXED>(pts, vals, q + 1);
-                    d = denominator(kind_of(p1, p2, d), p1, d);
-                }
+        if (j < total && pair) {
+            d = x2 - x1;
+            if (d.is_zero() || x1.is_zero() || x2.is_zero()) {  // rare: look at y too
+                const pt p1 = pt_of<INDEXED>(pts, vals, q), p2 = pt_of<INDEXED>(pts, vals, q + 1);
+                d = denominator(kind_of(p1, p2, d), p1, d);
             }
         }
         scratch[(size_t)i * T + t] = acc;
@@ -242,7 +221,6 @@ inline size_t next_bound(size_t in, uint32_t m)
 struct rounds_t {
     size_t n;
     uint32_t K;
-    bool pipe;  // pair_round's forward pass loads a slot ahead (K 64 only)
     size_t temp_bytes;
     pool_buffer<fp_t> odd, even, scratch;  // outputs of odd / even rounds; prefix products
     pool_buffer<uint32_t> len, bounds[2];
@@ -250,8 +228,8 @@ struct rounds_t {
 
     uint32_t threads(size_t slots) const { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
 
-    rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s, bool pipe_ = false)
-        : n(n_), K(K_), pipe(pipe_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
+    rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s)
+        : n(n_), K(K_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
           even(2 * next_bound(next_bound(n_, mmax), mmax), s), scratch((size_t)K_ * threads(next_bound(n_, mmax)), s),
           len(mmax + 2, s), bounds{{mmax + 2, s}, {mmax + 2, s}}, temp(temp_bytes, s)
     {}
@@ -266,8 +244,6 @@ struct rounds_t {
             pair_round<INDEXED, 32><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         else if (K == 128)
             pair_round<INDEXED, 128><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
-        else if (pipe)
-            pair_round<INDEXED, 64, true><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         else
             pair_round<INDEXED, 64><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
         CUDA_OK(cudaGetLastError());

@@ -207,17 +207,8 @@ inline std::vector<uint32_t> widths(uint32_t c)
 // AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 64 additions per thread and
 // inversion, 32 with AFFINE_K32, 128 with AFFINE_K128 (at 2^27 0.87x, 0.89x and 0.88x the XYZZ
 // sums' time; K 8 and 16 slower: BENCHMARKS.md, 2026-12-03 evening).
-// AFFINE_PIPE: the rounds' forward pass loads the next slot's x coordinates a slot ahead.
-enum variant : uint32_t {
-    NATURAL_ORDER = 1,
-    SUMS_256 = 2,
-    SUMS_128x4 = 4,
-    AFFINE = 8,
-    AFFINE_K32 = 16,
-    AFFINE_K128 = 32,
-    AFFINE_PIPE = 64
-};
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K32 | AFFINE_K128 | AFFINE_PIPE;
+enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K32 = 16, AFFINE_K128 = 32 };
+constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K32 | AFFINE_K128;
 
 // The affine rounds' buffers for the K that `flags` picks; none without AFFINE, or where the
 // device cannot lend them (~13 GB at 2^27): the XYZZ sums, which need none, then do the work —
@@ -228,7 +219,7 @@ inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(uint32_t flags, size_
         return nullptr;
     const uint32_t K = (flags & AFFINE_K32) ? 32 : (flags & AFFINE_K128) ? 128 : 64;
     try {
-        return std::make_unique<msm_affine::rounds_t>(n, mmax, K, s, (flags & AFFINE_PIPE) != 0);
+        return std::make_unique<msm_affine::rounds_t>(n, mmax, K, s);
     } catch (const cuda_error& e) {
         if (e.code() != -(int)cudaErrorMemoryAllocation)
             throw;
