@@ -145,8 +145,8 @@ template<class Launch> double timed(Launch&& launch)
 // Per second on device `dev`: [0] 32-bit IMADs, [1] Fp and [2] Fr Montgomery multiplications,
 // [3] bytes moved (read + written) by a device-to-device copy; then seconds per 2^ntt_lg sppark
 // NTT as stage H runs them: [4] inverse, natural in → bit-reversed out (to_coset's first half),
-// [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in and
-// out (finish_h's); [7] FP64 Fp products per second (fp64.cuh), [8] products per second with half
+// [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in →
+// bit-reversed out (product_coefficients'); [7] FP64 Fp products per second (fp64.cuh), [8] products per second with half
 // the chains sppark's and half FP64, [9] threads whose FP64 chain of products left sppark's
 // (must be 0); [10..12] seconds per NTT of [4..6]'s forms with the passes split evenly
 // (ntt_split.cuh; sppark's own split where that is even already), [13] elements where the
@@ -205,7 +205,7 @@ inline void measure(int32_t dev, uint32_t ntt_lg, double rates[14])
         NTT::Type type;
     } forms[3] = {{IO::NR, NTT::Direction::inverse, NTT::Type::standard},
                   {IO::RN, NTT::Direction::forward, NTT::Type::coset},
-                  {IO::NN, NTT::Direction::inverse, NTT::Type::coset}};
+                  {IO::NR, NTT::Direction::inverse, NTT::Type::coset}};
     for (bool even : {false, true})
         for (int f = 0; f < 3; f++) {
             for (int rep = 0; rep < 2; rep++) {

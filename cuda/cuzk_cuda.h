@@ -167,7 +167,7 @@ cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 // rates[1] / rates[2] = BLS12-381 Fp / Fr Montgomery multiplications per second, rates[3] = bytes
 // moved (read + written) per second by a device-to-device copy, rates[4..6] = seconds per
 // 2^ntt_lg sppark NTT (10 <= ntt_lg <= 27) in stage H's three forms (inverse NR, coset forward RN,
-// coset inverse NN), rates[7] = Fp products per second in FP64 arithmetic (fp64.cuh), rates[8] =
+// coset inverse NR), rates[7] = Fp products per second in FP64 arithmetic (fp64.cuh), rates[8] =
 // Fp products per second with half of them sppark's and half FP64 at once, rates[9] = threads whose
 // FP64 products differed from sppark's (0 when correct). Takes ~2 s and 2^(ntt_lg + 6) bytes of
 // device memory.

@@ -1,4 +1,4 @@
-// The element-wise kernels of a proof: H's pointwise step, a, b, c of a recorded circuit
+// The element-wise kernels of a proof: H's pointwise steps, a, b, c of a recorded circuit
 // (sparse matrix × witness, by rows or by warps), scaling, and gathering bases by index.
 #ifndef CUZK_CUDA_KERNELS_CUH
 #define CUZK_CUDA_KERNELS_CUH
@@ -18,17 +18,25 @@ struct fr_raw {
     uint32_t v[8];
 };
 
-// a[i] = (a[i]·b[i] − c[i]) · z_inv over the coset evaluations.
+// a[i] = a[i]·b[i] over the coset evaluations (C is not needed there: see finish_h).
 __launch_bounds__(256) __global__
-void cuzk_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_raw z_inv_raw, size_t n)
+void cuzk_h_product(fr_t* a, const fr_t* b, size_t n)
+{
+#ifdef __CUDA_ARCH__
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += (size_t)blockDim.x * gridDim.x)
+        a[i] = a[i] * b[i];
+#endif
+}
+
+// a[i] = (a[i] − c[i]) · z_inv over coefficients (both in the same order).
+__launch_bounds__(256) __global__
+void cuzk_h_minus_c(fr_t* a, const fr_t* c, fr_raw z_inv_raw, size_t n)
 {
 #ifdef __CUDA_ARCH__
     fr_t z_inv;
     memcpy(&z_inv, &z_inv_raw, sizeof(z_inv));
-    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n;
-         i += (size_t)blockDim.x * gridDim.x) {
-        fr_t x = a[i] * b[i];
-        x -= c[i];
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += (size_t)blockDim.x * gridDim.x) {
+        fr_t x = a[i] - c[i];
         a[i] = x * z_inv;
     }
 #endif

@@ -63,6 +63,9 @@ struct stage_ntt : private NTT {  // (for NTT's protected bit_rev)
             lde_powers(s, x, lg, true, !bitrev);
     }
 
+    // x in bit-reversed order ↔ natural order, in place (sppark's permutation).
+    static void bit_reverse(stream_t& s, fr_t* x, uint32_t lg) { NTT::bit_rev(x, x, lg, s); }
+
 private:
     // sppark's coset shift (its private LDE_powers for lg_blowup 0, domains of 2^20 and up).
     static void lde_powers(stream_t& s, fr_t* x, uint32_t lg, bool intt, bool bitrev)

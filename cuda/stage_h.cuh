@@ -16,30 +16,47 @@
 
 namespace cuzk {
 
-// H coefficients in place in `a` (natural order; the last one is dropped by the caller), the way
-// bellperson's EvaluationDomain computes them: per vector iNTT and coset NTT (g = 7), then
-// pointwise a·b − c times 1/Z(g), coset iNTT. The orders avoid bit reversals except one inside
-// the last transform. `to_coset` runs per vector as soon as that vector is uploaded. `even`:
-// the passes split evenly where sppark's are not (ntt_split.cuh).
+// H's coefficients, as bellperson's EvaluationDomain defines them (g = 7): A, B, C's coefficients
+// by iNTT, A·B − C on the coset g·ω^i, divided by Z(g) = g^n − 1, back by coset iNTT. C is never
+// taken to the coset: the coset iNTT is linear and returns any polynomial of degree < n as it
+// was, so H = (cosetiNTT(A_coset·B_coset) − C) / Z(g) — the same values with one NTT fewer (C's
+// coset NTT), and the coset work waits for A and B only, so C's upload hides it. The orders avoid
+// bit reversals but one, of H at the end. `even`: the passes split evenly where sppark's are not
+// (ntt_split.cuh).
+using IO = NTT::InputOutputOrder;
+
+// A vector's evaluations on the domain (natural order) → on the coset (natural order).
 inline void to_coset(stream_t& s, fr_t* x, uint32_t lg, bool even)
 {
-    using IO = NTT::InputOutputOrder;
     stage_ntt::run(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard, even);
     stage_ntt::run(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset, even);
 }
 
-inline void finish_h(stream_t& s, fr_t* a, fr_t* b, fr_t* c, uint32_t lg, const uint64_t z_inv[4], bool even)
+// a ← the coefficients of A·B mod (X^n − g^n), bit-reversed order, from A's and B's coset
+// evaluations (natural order).
+inline void product_coefficients(stream_t& s, fr_t* a, const fr_t* b, uint32_t lg, bool even)
+{
+    size_t n = (size_t)1 << lg;
+    cuzk_h_product<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, n);
+    CUDA_OK(cudaGetLastError());
+    stage_ntt::run(s, a, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset, even);
+}
+
+// a ← H's coefficients in natural order, from product_coefficients' a and C's evaluations on the
+// domain (natural order; c comes back as C's coefficients, bit-reversed).
+inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t z_inv[4], bool even)
 {
     fr_raw z;
     memcpy(&z, z_inv, sizeof(z));
     size_t n = (size_t)1 << lg;
-    cuzk_h_pointwise<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, c, z, n);
+    stage_ntt::run(s, c, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard, even);
+    cuzk_h_minus_c<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, c, z, n);
     CUDA_OK(cudaGetLastError());
-    stage_ntt::run(s, a, lg, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset, even);
+    stage_ntt::bit_reverse(s, a, lg);
 }
 
-// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); each vector's
-// iNTT + coset NTT starts on the compute stream as soon as it has arrived; then H. ΣH runs in
+// Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); A's and B's coset
+// work starts on the compute stream as soon as each has arrived, C's iNTT after its upload. ΣH runs in
 // the sparse stage, which may fold more scalars into it.
 inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_cuda_prove_out& out)
 {
@@ -106,9 +123,11 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         }
         ev[7].record(s);
         CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
-        if (in.lg_domain > 0)
-            for (int i = 0; i < 3; i++)
-                to_coset(s, dev_abc[i], in.lg_domain, even);
+        if (in.lg_domain > 0) {
+            to_coset(s, dev_abc[0], in.lg_domain, even);
+            to_coset(s, dev_abc[1], in.lg_domain, even);
+            product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
+        }
     }
     for (int i = 0; rec == nullptr && i < 3; i++) {
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
@@ -117,14 +136,18 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         if (m < n)
             CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), ws.copy));
         ev[1 + i].record(ws.copy);
+        if (i == 2 || in.lg_domain == 0)
+            continue;  // C waits for its upload below; A·B's work is queued before it is staged
         CUDA_OK(cudaStreamWaitEvent(s, ev[1 + i]));
-        if (in.lg_domain > 0)
-            to_coset(s, dev_abc[i], in.lg_domain, even);
+        to_coset(s, dev_abc[i], in.lg_domain, even);
+        if (i == 1)
+            product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
     }
     if (turn.owns_lock())
         turn.unlock();
+    CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
     if (in.lg_domain > 0)
-        finish_h(s, dev_abc[0], dev_abc[1], dev_abc[2], in.lg_domain, in.z_inv, even);
+        finish_h(s, dev_abc[0], dev_abc[2], in.lg_domain, in.z_inv, even);
     ev[4].record(s);
     if (in.h_out != nullptr && n > 1)
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));

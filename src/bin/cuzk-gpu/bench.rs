@@ -71,7 +71,7 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
                     c.fp64_mismatches,
                     if c.fp64_mismatches == 0 { "" } else { " (FAIL: the FP64 product is wrong)" }
                 );
-                let forms = ["inverse NR", "coset forward RN", "coset inverse NN"];
+                let forms = ["inverse NR", "coset forward RN", "coset inverse NR"];
                 for ((form, s), even) in forms.iter().zip(c.ntt_s).zip(c.ntt_even_s) {
                     println!(
                         "ntt 2^{lg} {form}: {:.2} ms = {:.1} read+write sweeps ({:.2} ms each), {:.1}x its butterfly multiplications ({:.2} ms); passes split evenly {:.2} ms ({:.3}x)",

@@ -309,7 +309,7 @@ pub struct Ceiling {
     pub copy_bytes: f64,
     /// The NTTs' domain: 2^ntt_lg.
     pub ntt_lg: u32,
-    /// Seconds per sppark NTT in stage H's forms: inverse NR, coset forward RN, coset inverse NN.
+    /// Seconds per sppark NTT in stage H's forms: inverse NR, coset forward RN, coset inverse NR.
     pub ntt_s: [f64; 3],
     /// Fp products per second in FP64 arithmetic (cuda/fp64.cuh), and with half the chains
     /// sppark's and half FP64 at once.
