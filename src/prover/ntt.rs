@@ -33,6 +33,8 @@ pub struct Domain {
     omega: Scalar,
     /// 1 / Z(g) = 1 / (g^n − 1).
     pub(crate) z_inv: Scalar,
+    /// 1 / (n · Z(g)): C's coefficients come out of the unscaled iNTT times n (see `h_bitreversed`).
+    pub(crate) zn_inv: Scalar,
     scalar: OnceLock<ScalarTables>,
     #[cfg(target_arch = "x86_64")]
     ifma: OnceLock<super::ifma::NttTables>,
@@ -115,11 +117,13 @@ impl Domain {
             omega = omega.square();
         }
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         Domain {
             log_n,
             n,
             omega,
-            z_inv: (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap(),
+            z_inv,
+            zn_inv: z_inv * Scalar::from(n as u64).invert().unwrap(),
             scalar: OnceLock::new(),
             #[cfg(target_arch = "x86_64")]
             ifma: OnceLock::new(),
@@ -262,9 +266,12 @@ fn to_coset(d: &Domain, x: &mut [Scalar]) {
 }
 
 /// H's coefficients in bit-reversed order (length 2^k; the top one, at bitrev(n−1), is zero for
-/// a satisfied circuit and is not used), from the
-/// A, B, C evaluations (each zero-padded to the domain size). B's and C's buffers come back
-/// spent, for the caller to free off the critical path.
+/// a satisfied circuit and is not used), from the A, B, C evaluations (each zero-padded to the
+/// domain size). B's and C's buffers come back spent, for the caller to free off the critical path.
+///
+/// bellperson's H is cosetiNTT((A·B − C on the coset g·ω^i) / Z(g)). The coset iNTT is linear and
+/// returns a polynomial of degree < n as it was, so C never goes to the coset: H = (cosetiNTT(A·B
+/// on the coset) − C's coefficients) / Z(g), the same values with one NTT fewer.
 pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> (Arc<Domain>, Vec<Scalar>, [Vec<Scalar>; 2]) {
     let n = a.len().max(b.len()).max(c.len()).max(1).next_power_of_two();
     let d = Domain::get(n.trailing_zeros());
@@ -272,10 +279,11 @@ pub fn h_bitreversed(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>)
         v.resize(n, Scalar::ZERO);
     }
     let t = d.scalar_tables(); // built once here, not by each of the three racing NTTs
-    rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || to_coset(&d, &mut c)));
-    let (b, c) = b_c_into(&d, &mut a, b, c);
+    rayon::join(|| to_coset(&d, &mut a), || rayon::join(|| to_coset(&d, &mut b), || ct(&mut c, &t.tw_inv, 1, 0)));
+    times(&mut a, &b);
     ct(&mut a, &t.tw_inv, 1, 0);
-    scale_br(&mut a, &t.coset_inv);
+    scale_br(&mut a, &t.coset_inv); // bitrev(coefficients of A·B mod X^n − g^n)
+    minus_c(&d, &mut a, &c); // c: bitrev(n · C's coefficients)
     (d, a, [b, c])
 }
 
@@ -301,18 +309,23 @@ pub fn h_coefficients(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> (Arc<Do
     (d, bytes, vec![(Box::new((h, spent)), garbage_bytes)])
 }
 
-/// a ← (a·b − c) / Z(g), consuming b and c.
-fn b_c_into(d: &Domain, a: &mut [Scalar], b: Vec<Scalar>, c: Vec<Scalar>) -> (Vec<Scalar>, Vec<Scalar>) {
-    let z = d.z_inv;
-    a.par_chunks_mut(4096)
-        .zip(b.par_chunks(4096))
-        .zip(c.par_chunks(4096))
-        .for_each(|((a, b), c)| {
-            for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-                *a = (*a * b - c) * z;
-            }
-        });
-    (b, c)
+/// a ← a·b, pointwise.
+fn times(a: &mut [Scalar], b: &[Scalar]) {
+    a.par_chunks_mut(4096).zip(b.par_chunks(4096)).for_each(|(a, b)| {
+        for (a, b) in a.iter_mut().zip(b) {
+            *a *= b;
+        }
+    });
+}
+
+/// a ← (a − c/n) / Z(g), for c = n · C's coefficients.
+fn minus_c(d: &Domain, a: &mut [Scalar], c: &[Scalar]) {
+    let (z, zn) = (d.z_inv, d.zn_inv);
+    a.par_chunks_mut(4096).zip(c.par_chunks(4096)).for_each(|(a, c)| {
+        for (a, c) in a.iter_mut().zip(c) {
+            *a = *a * z - *c * zn;
+        }
+    });
 }
 
 /// The position in natural order of bit-reversed index `j`.

@@ -53,6 +53,7 @@ pub struct Tables {
     coset_fwd: (Vec<Block>, Vec<Block>),
     coset_inv: (Vec<Block>, Vec<Block>),
     z_inv: fr::Limbs,
+    zn_inv: fr::Limbs,
 }
 
 /// Scalars (blstrs' Montgomery form) → blocks in ours (x·2^260); missing ones are zero.
@@ -86,6 +87,7 @@ impl Tables {
             coset_fwd: (to_blocks(&t.coset_fwd.0, t.coset_fwd.0.len()), to_blocks(&t.coset_fwd.1, t.coset_fwd.1.len())),
             coset_inv: (to_blocks(&t.coset_inv.0, t.coset_inv.0.len()), to_blocks(&t.coset_inv.1, t.coset_inv.1.len())),
             z_inv: one(&d.z_inv),
+            zn_inv: one(&d.zn_inv),
         }
     }
 }
@@ -265,12 +267,20 @@ fn scale_br(x: &mut [Block], (lo, hi): &(Vec<Block>, Vec<Block>)) {
     });
 }
 
-/// a ← (a·b − c) / Z(g) (inputs below 2r, output below 2r).
+/// a ← a·b (inputs below 2r, output below 2r).
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn b_c_chunk(a: &mut [Block], b: &[Block], c: &[Block], z: &Fr8) {
-    for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-        let ab = lanes::mul(&FR, &load(a), &load(b));
-        store(a, &lanes::mul(&FR, &lanes::sub::<LIMBS, 1>(&FR, &ab, &load(c)), z));
+fn times_chunk(a: &mut [Block], b: &[Block]) {
+    for (a, b) in a.iter_mut().zip(b) {
+        store(a, &lanes::mul(&FR, &load(a), &load(b)));
+    }
+}
+
+/// a ← a / Z(g) − c / (n·Z(g)) (`z`, `zn` those factors; output below 2r).
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn minus_c_chunk(a: &mut [Block], c: &[Block], z: &Fr8, zn: &Fr8) {
+    for (a, c) in a.iter_mut().zip(c) {
+        let x = lanes::mul(&FR, &load(a), z);
+        store(a, &lanes::sub::<LIMBS, 1>(&FR, &x, &lanes::mul(&FR, &load(c), zn)));
     }
 }
 
@@ -318,12 +328,15 @@ pub fn h_coefficients(d: &Domain, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> (
     assert!(d.n >= 64 && a.len().max(b.len()).max(c.len()) <= d.n);
     let t = d.ifma_tables();
     let (mut a, (mut b, mut c)) = rayon::join(|| to_blocks(a, d.n), || rayon::join(|| to_blocks(b, d.n), || to_blocks(c, d.n)));
-    rayon::join(|| to_coset(t, &mut a), || rayon::join(|| to_coset(t, &mut b), || to_coset(t, &mut c)));
+    // C never goes to the coset (see crate::prover::ntt::h_bitreversed): its unscaled iNTT only.
+    rayon::join(|| to_coset(t, &mut a), || rayon::join(|| to_coset(t, &mut b), || ct(&mut c, &t.tw_inv, 1, 0)));
     // SAFETY: as in `ct`.
-    let z = unsafe { lanes::splat(&t.z_inv) };
-    a.par_chunks_mut(512).zip(b.par_chunks(512)).zip(c.par_chunks(512)).for_each(|((a, b), c)| unsafe { b_c_chunk(a, b, c, &z) });
+    a.par_chunks_mut(512).zip(b.par_chunks(512)).for_each(|(a, b)| unsafe { times_chunk(a, b) });
     ct(&mut a, &t.tw_inv, 1, 0);
     scale_br(&mut a, &t.coset_inv);
+    // SAFETY: as in `ct`.
+    let (z, zn) = unsafe { (lanes::splat(&t.z_inv), lanes::splat(&t.zn_inv)) };
+    a.par_chunks_mut(512).zip(c.par_chunks(512)).for_each(|(a, c)| unsafe { minus_c_chunk(a, c, &z, &zn) });
 
     // Bit-reversed blocks → natural order: coefficient i sits at bitrev(i) (a permutation, so
     // the writes of different blocks never overlap).
