@@ -19,7 +19,11 @@
 // (16 warps) per SM; issue slots 28 % busy, FMA pipe 31 %, 41 % of the stall cycles on L1TEX data.
 // Tried and slower (d27dbf4, msm-bench at 2^27 against 626 ms): an L2 prefetch of the next slot's
 // points (757 ms: the prefetch address needs the slot's index, itself a load) and registers capped
-// at 96 for 5 blocks per SM (692 ms: ~200 bytes spilled).
+// at 96 for 5 blocks per SM (692 ms: ~200 bytes spilled). Also slower (2026-12-04, 650 vs 620 ms
+// at 2^27, 349 vs 335 at 2^26): the backward pass copying its next slot's points and prefix product
+// into shared memory by cp.async while the current slot is computed (30 KB of shared memory per
+// block, which the L1 cache gives up; the sorted index the copy's address needs is still a load the
+// thread waits for).
 #ifndef CUZK_CUDA_MSM_AFFINE_CUH
 #define CUZK_CUDA_MSM_AFFINE_CUH
 
