@@ -96,17 +96,50 @@ __device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const fp_t& 
 // bucket. Thread t takes slots t·K .. t·K + K − 1; its prefix products go to scratch[i·T + t]
 // (coalesced across threads). Every thread of the grid reaches the inversion (pairs of lanes
 // share it), so none returns early.
-// Slot j's pair of x coordinates (its bucket cursor `b` walked forward to it); false when the slot
-// holds a lone point.
+// A thread's place among the buckets: bucket b and its bounds in the round's output (o_lo, o_hi)
+// and input (i_lo, i_hi), kept in registers and reloaded only when a walk crosses into another
+// bucket (Nsight Compute's stall sampling put ~15 % of the rounds' stalls on reloading them per
+// slot, each load waiting on the one before).
+struct cursor_t {
+    uint32_t b, o_lo, o_hi, i_lo, i_hi;
+
+    __device__ __forceinline__ cursor_t(const uint32_t* in_start, const uint32_t* out_start, uint32_t b_)
+        : b(b_), o_lo(out_start[b_]), o_hi(out_start[b_ + 1]), i_lo(in_start[b_]), i_hi(in_start[b_ + 1])
+    {}
+
+    __device__ __forceinline__ void forward_to(const uint32_t* in_start, const uint32_t* out_start, uint32_t j)
+    {
+        while (o_hi <= j) {
+            b++;
+            o_lo = o_hi, o_hi = out_start[b + 1];
+            i_lo = i_hi, i_hi = in_start[b + 1];
+        }
+    }
+
+    __device__ __forceinline__ void back_to(const uint32_t* in_start, const uint32_t* out_start, uint32_t j)
+    {
+        while (o_lo > j) {
+            b--;
+            o_hi = o_lo, o_lo = out_start[b];
+            i_hi = i_lo, i_lo = in_start[b];
+        }
+    }
+
+    // Slot j's first input point (the cursor at j's bucket); whether a second one follows.
+    __device__ __forceinline__ uint32_t first(uint32_t j) const { return i_lo + 2 * (j - o_lo); }
+    __device__ __forceinline__ bool pair(uint32_t q) const { return q + 1 < i_hi; }
+};
+
+// Slot j's pair of x coordinates (the cursor walked forward to it); false when the slot holds a
+// lone point.
 template<bool INDEXED>
 __device__ __forceinline__ bool load_pair_x(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
-                                            const uint32_t* out_start, uint32_t j, uint32_t& b, uint32_t& q, fp_t& x1,
+                                            const uint32_t* out_start, uint32_t j, cursor_t& c, uint32_t& q, fp_t& x1,
                                             fp_t& x2)
 {
-    while (out_start[b + 1] <= j)
-        b++;
-    q = in_start[b] + 2 * (j - out_start[b]);
-    if (q + 1 >= in_start[b + 1])
+    c.forward_to(in_start, out_start, j);
+    q = c.first(j);
+    if (!c.pair(q))
         return false;
     x1 = x_of<INDEXED>(pts, vals, q);
     x2 = x_of<INDEXED>(pts, vals, q + 1);
@@ -117,8 +150,9 @@ __device__ __forceinline__ bool load_pair_x(const fp_t* pts, const uint32_t* val
 // have a whole iteration to arrive (random reads from HBM; 0.988x the time of loading each slot's
 // in its own iteration at 2^26 and 2^27, msm-bench, BENCHMARKS.md 2026-12-04).
 template<bool INDEXED, uint32_t K>
-__global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
-                                                    const uint32_t* out_start, uint32_t m, fp_t* out, fp_t* scratch)
+__global__ void __launch_bounds__(BLOCK)
+    pair_round(const fp_t* __restrict__ pts, const uint32_t* __restrict__ vals, const uint32_t* __restrict__ in_start,
+               const uint32_t* __restrict__ out_start, uint32_t m, fp_t* __restrict__ out, fp_t* __restrict__ scratch)
 {
     const uint32_t T = gridDim.x * BLOCK, t = blockIdx.x * BLOCK + threadIdx.x;
     const uint32_t total = out_start[m + 1], j0 = t * K;
@@ -136,18 +170,17 @@ __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint3
         b = lo;
     }
     fp_t acc = fp_t::one();
-    uint32_t bn = b, qn = 0;
+    cursor_t c(in_start, out_start, b);
+    uint32_t qn = 0;
     fp_t x1n, x2n;
-    bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, in_start, out_start, j0, bn, qn, x1n, x2n);
+    bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, in_start, out_start, j0, c, qn, x1n, x2n);
 #pragma unroll 1
     for (uint32_t i = 0; i < K; i++) {
         const uint32_t j = j0 + i, q = qn;
         const bool pair = pair_n;
         const fp_t x1 = x1n, x2 = x2n;
-        if (j < total)
-            b = bn;  // slot j's bucket, where the backward pass starts
         pair_n = i + 1 < K && j + 1 < total &&
-                 load_pair_x<INDEXED>(pts, vals, in_start, out_start, j + 1, bn, qn, x1n, x2n);
+                 load_pair_x<INDEXED>(pts, vals, in_start, out_start, j + 1, c, qn, x1n, x2n);
         fp_t d = fp_t::one();
         if (j < total && pair) {
             d = x2 - x1;
@@ -166,11 +199,10 @@ __global__ void __launch_bounds__(BLOCK) pair_round(const fp_t* pts, const uint3
         const uint32_t j = j0 + i;
         if (j >= total)
             continue;
-        while (out_start[b] > j)
-            b--;
-        const uint32_t q = in_start[b] + 2 * (j - out_start[b]);
+        c.back_to(in_start, out_start, j);  // (the forward pass left it at the last slot's bucket)
+        const uint32_t q = c.first(j);
         pt r = pt_of<INDEXED>(pts, vals, q);
-        if (q + 1 < in_start[b + 1]) {
+        if (c.pair(q)) {
             const pt p2 = pt_of<INDEXED>(pts, vals, q + 1);
             const fp_t dx = p2.x - r.x;
             const kind_t k = kind_of(r, p2, dx);
