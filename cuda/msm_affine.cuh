@@ -23,7 +23,9 @@
 // at 2^27, 349 vs 335 at 2^26): the backward pass copying its next slot's points and prefix product
 // into shared memory by cp.async while the current slot is computed (30 KB of shared memory per
 // block, which the L1 cache gives up; the sorted index the copy's address needs is still a load the
-// thread waits for).
+// thread waits for). No faster either (2026-12-04, 2^27 624–628 vs 621–623 ms, 2^26 the same): the
+// first round's sorted entries loaded an iteration ahead of their points, in the backward pass or in
+// both passes.
 #ifndef CUZK_CUDA_MSM_AFFINE_CUH
 #define CUZK_CUDA_MSM_AFFINE_CUH
 
