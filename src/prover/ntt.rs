@@ -358,9 +358,10 @@ mod tests {
 
     #[test]
     fn fresh_domains_three_ntts_at_once_on_many_threads() {
-        // The CPU prover's three coset NTTs, each asking a fresh domain for its tables while
-        // the tables' build waits in rayon jobs (this deadlocked a 16-core machine; with the
-        // tables built inside a OnceLock it hangs here too, within seconds).
+        // Three NTTs at once (as the CPU prover runs A's and B's coset NTTs and C's iNTT), each
+        // asking a fresh domain for its tables while the tables' build waits in rayon jobs (this
+        // deadlocked a 16-core machine; with the tables built inside a OnceLock it hangs here too,
+        // within seconds).
         within(60, || {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(12).build().unwrap();
             pool.install(|| {
