@@ -146,8 +146,9 @@ template<class Launch> double timed(Launch&& launch)
 // [3] bytes moved (read + written) by a device-to-device copy; then seconds per 2^ntt_lg sppark
 // NTT as stage H runs them: [4] inverse, natural in → bit-reversed out (to_coset's first half),
 // [5] forward coset, bit-reversed in → natural out (its second), [6] inverse coset, natural in →
-// bit-reversed out (product_coefficients'); [7] FP64 Fp products per second (fp64.cuh), [8] products per second with half
-// the chains sppark's and half FP64, [9] threads whose FP64 chain of products left sppark's
+// bit-reversed out (product_coefficients'); [7] FP64 Fp products per second (fp64.cuh), [8]
+// products per second with half the chains sppark's and half FP64, [9] threads whose FP64 chain
+// of products left sppark's
 // (must be 0); [10..12] seconds per NTT of [4..6]'s forms with the passes split evenly
 // (ntt_split.cuh; sppark's own split where that is even already), [13] elements where the
 // even split's three forms in a row differ from sppark's on the same pseudo-random vector

@@ -56,8 +56,8 @@ inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t 
 }
 
 // Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); A's and B's coset
-// work starts on the compute stream as soon as each has arrived, C's iNTT after its upload. ΣH runs in
-// the sparse stage, which may fold more scalars into it.
+// work starts on the compute stream as soon as each has arrived, C's iNTT after its upload. ΣH
+// runs in the sparse stage, which may fold more scalars into it.
 inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_cuda_prove_out& out)
 {
     const gpu_t& gpu = ws.gpu;
