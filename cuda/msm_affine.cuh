@@ -25,7 +25,11 @@
 // block, which the L1 cache gives up; the sorted index the copy's address needs is still a load the
 // thread waits for). No faster either (2026-12-04, 2^27 624–628 vs 621–623 ms, 2^26 the same): the
 // first round's sorted entries loaded an iteration ahead of their points, in the backward pass or in
-// both passes.
+// both passes. Occupancy both ways (2026-12-04, session 32; 2^27 against 609 ms): the backward pass
+// loading its next slot into registers at 3 blocks per SM (168 registers) took 641 ms (points only,
+// no spill) and 656 ms (points and prefix product, ~100 bytes spilled); 32-thread blocks capped by
+// __maxnreg__ for more warps took 650 ms (120 registers, 17 warps), 661 (112) and 716 (104), the
+// spills growing. Four 128-thread blocks of 128 registers (16 warps) is where the rounds run fastest.
 #ifndef CUZK_CUDA_MSM_AFFINE_CUH
 #define CUZK_CUDA_MSM_AFFINE_CUH
 
