@@ -8,7 +8,6 @@
 #define CUZK_CUDA_CEILING_CUH
 
 #include "fp64.cuh"
-#include "ntt_dif.cuh"
 #include "ntt_split.cuh"
 #include "random.cuh"
 #include "raii.cuh"
@@ -153,10 +152,8 @@ template<class Launch> double timed(Launch&& launch)
 // (must be 0); [10..12] seconds per NTT of [4..6]'s forms with the passes split evenly
 // (ntt_split.cuh; sppark's own split where that is even already), [13] elements where the
 // even split's three forms in a row differ from sppark's on the same pseudo-random vector
-// (must be 0); [14], [15] seconds per NTT of our own DIF kernel (ntt_dif.cuh), inverse and forward
-// natural in → bit-reversed out, 0 outside its sizes; [16], [17] elements where its inverse and
-// forward differ from sppark's on the same pseudo-random vector (must be 0).
-inline void measure(int32_t dev, uint32_t ntt_lg, double rates[18])
+// (must be 0).
+inline void measure(int32_t dev, uint32_t ntt_lg, double rates[14])
 {
     select_gpu(dev);
     cudaDeviceProp prop;
@@ -235,33 +232,6 @@ inline void measure(int32_t dev, uint32_t ntt_lg, double rates[18])
     CUDA_OK(cudaMemcpyAsync(&bad, out32, sizeof(bad), cudaMemcpyDeviceToHost, st));
     st.sync();
     rates[13] = bad;
-
-    // Our own DIF kernel against sppark's NR forms, both directions: times, then values.
-    for (int k = 14; k < 18; k++)
-        rates[k] = 0;
-    if (ntt_lg >= cuzk::dif::MIN_LG && ntt_lg <= cuzk::dif::MAX_LG)
-        for (bool intt : {true, false}) {
-            const auto dir = intt ? NTT::Direction::inverse : NTT::Direction::forward;
-            for (int rep = 0; rep < 2; rep++) {
-                timing_event start, stop;
-                start.record(st);
-                cuzk::dif::nr(st, v.get(), ntt_lg, intt);
-                stop.record(st);
-                st.sync();
-                rates[intt ? 14 : 15] = elapsed_ms(start, stop) / 1e3;
-            }
-            rnd::scalars<<<prop.multiProcessorCount * 8, 256, 0, st>>>(v.get(), len, intt ? 0x6469 : 0x6466);
-            CUDA_OK(cudaGetLastError());
-            CUDA_OK(cudaMemcpyAsync(w.get(), v.get(), len * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
-            NTT::Base_dev_ptr(st, v.get(), ntt_lg, IO::NR, dir, NTT::Type::standard);
-            cuzk::dif::nr(st, w.get(), ntt_lg, intt);
-            CUDA_OK(cudaMemsetAsync(out32, 0, sizeof(uint32_t), st));
-            count_unequal<<<prop.multiProcessorCount * 8, 256, 0, st>>>(v.get(), w.get(), len, out32);
-            CUDA_OK(cudaGetLastError());
-            CUDA_OK(cudaMemcpyAsync(&bad, out32, sizeof(bad), cudaMemcpyDeviceToHost, st));
-            st.sync();
-            rates[intt ? 16 : 17] = bad;
-        }
     CUDA_OK(cudaDeviceSynchronize());
 }
 

@@ -169,12 +169,9 @@ cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 // 2^ntt_lg sppark NTT (10 <= ntt_lg <= 27) in stage H's three forms (inverse NR, coset forward RN,
 // coset inverse NR), rates[7] = Fp products per second in FP64 arithmetic (fp64.cuh), rates[8] =
 // Fp products per second with half of them sppark's and half FP64 at once, rates[9] = threads whose
-// FP64 products differed from sppark's (0 when correct), rates[10..12] = seconds per NTT of
-// rates[4..6]'s forms with the passes split evenly, rates[13] = elements where those differ from
-// sppark's, rates[14..15] = seconds per NTT of the own DIF kernel (ntt_dif.cuh; inverse, forward;
-// 0 outside 2^18..2^27), rates[16..17] = elements where it differs from sppark's. Takes ~2 s and
-// 2^(ntt_lg + 6) bytes of device memory.
-cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double rates[18]);
+// FP64 products differed from sppark's (0 when correct). Takes ~2 s and 2^(ntt_lg + 6) bytes of
+// device memory.
+cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double rates[10]);
 
 /* The one-pass big-MSM (cuda/msm_big.cuh) against sppark's Pippenger on one synthetic input:
  * the `npoints` distinct bases (blst_p1_affine) repeated to n, n scalars below 2^254 made on the

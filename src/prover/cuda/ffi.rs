@@ -321,16 +321,12 @@ pub struct Ceiling {
     pub ntt_even_s: [f64; 3],
     /// Elements where the three forms in a row, split evenly, differ from sppark's (0 when correct).
     pub ntt_even_mismatches: u64,
-    /// Seconds per NTT of the own DIF kernel (cuda/ntt_dif.cuh), inverse and forward, natural in →
-    /// bit-reversed out (0 outside 2^18..2^27), and the elements where each differs from sppark's.
-    pub ntt_dif_s: [f64; 2],
-    pub ntt_dif_mismatches: [u64; 2],
 }
 
 /// Device `dev`'s ceiling, measured now, its NTTs at 2^ntt_lg (10..=27).
 pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
-    let mut r = [0f64; 18];
-    // SAFETY: `r` holds the eighteen doubles the call writes.
+    let mut r = [0f64; 14];
+    // SAFETY: `r` holds the fourteen doubles the call writes.
     check(unsafe { cuzk_cuda_ceiling(dev, ntt_lg, r.as_mut_ptr()) }).map_err(to_err("ceiling"))?;
     Ok(Ceiling {
         imad: r[0],
@@ -344,8 +340,6 @@ pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
         fp64_mismatches: r[9] as u64,
         ntt_even_s: [r[10], r[11], r[12]],
         ntt_even_mismatches: r[13] as u64,
-        ntt_dif_s: [r[14], r[15]],
-        ntt_dif_mismatches: [r[16] as u64, r[17] as u64],
     })
 }
 
