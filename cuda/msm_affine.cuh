@@ -307,16 +307,18 @@ struct rounds_t {
         return b;
     }
 
-    // One window's rounds, where rounds(n, m) > 0: `vals` sorted, bucket b's entries at start[b] ..
-    // start[b + 1] (b in 0..=m), bases `points`. Returns what is left to sum: the last round's
-    // points, contiguous in bucket order, and its bucket bounds.
+    // One window's rounds, where rounds(count, m) > 0: `vals` sorted, bucket b's entries at
+    // start[b] .. start[b + 1] (b in 0..=m), `count` entries in all (n when 0, at most n), bases
+    // `points`. Returns what is left to sum: the last round's points, contiguous in bucket order,
+    // and its bucket bounds.
     std::pair<const affine_t*, const uint32_t*> reduce(const gpu_t& gpu, uint32_t m, const affine_t* points,
-                                                        const uint32_t* vals, const uint32_t* start, cudaStream_t s)
+                                                        const uint32_t* vals, const uint32_t* start, cudaStream_t s,
+                                                        size_t count = 0)
     {
         const fp_t* in = reinterpret_cast<const fp_t*>(points);
         const uint32_t* in_start = start;
-        size_t bound = n;
-        for (uint32_t k = 0, r = rounds(n, m); k < r; k++) {
+        size_t bound = count != 0 ? count : n;
+        for (uint32_t k = 0, r = rounds(bound, m); k < r; k++) {
             uint32_t* out_start = bounds[k & 1].get();
             halve<<<gpu.sm_count() * 4, 256, 0, s>>>(in_start, m, len.get());
             CUDA_OK(cudaGetLastError());

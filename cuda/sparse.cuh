@@ -17,6 +17,7 @@
 #include "msm_big.cuh"
 #include "pippenger.cuh"
 #include "raii.cuh"
+#include "sum_ones.cuh"
 #include "types.cuh"
 #include "workspace.cuh"
 
@@ -317,6 +318,39 @@ inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const 
         start_b_g2_sig(ws, srs, qs, nsig_b2, rest.b2_sig, rest.side_error, rest.side);
 }
 
+// The sums of the G1 bases whose scalar is one (L, A, B_G1) as partial sums in ws.ret (nret per
+// query), by affine rounds (sum_ones.cuh); by sppark's batch addition where the device cannot lend
+// the rounds' memory (~2.3 GB at 2^27): slower, never a failed proof.
+inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queries& qs)
+{
+    const gpu_t& gpu = ws.gpu;
+    const size_t nret = ws.nret();
+    try {
+        const uint32_t* bits[3];
+        size_t words[3], npoints[3];
+        for (int f = 0; f < 3; f++) {
+            bits[f] = ws.bitmaps.get() + qs.woff[f];
+            words[f] = qs.q[f]->ones_words;
+            npoints[f] = qs.q[f]->npoints;
+        }
+        ones::lists_t lists(gpu, s, bits, words, npoints);
+        ones::summer_t summer(gpu, s, std::max({lists.count[0], lists.count[1], lists.count[2]}));
+        for (int f = 0; f < 3; f++)
+            if (npoints[f] != 0)
+                summer.sum(qs.bases[f], lists.idx->get() + lists.off(f), lists.count[f],
+                           reinterpret_cast<bucket_h*>(ws.ret.get() + f * nret), nret);
+        return;
+    } catch (const cuda_error& e) {
+        if (e.code() != -(int)cudaErrorMemoryAllocation)
+            throw;
+        (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
+    }
+    for (int f = 0; f < 3; f++)
+        if (qs.q[f]->npoints != 0)
+            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, qs.bases[f],
+                                                    (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
+}
+
 // Queues on `s` the batch additions of the bases whose scalar is one (L, A, B_G1; B_G2), their
 // per-warp partial sums copied to the host.
 inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_srs& srs,
@@ -327,10 +361,7 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
     const gpu_t& gpu = ws.gpu;
     timing_event* ev = ws.ev + 8;
     const size_t nret = ws.nret();
-    for (int f = 0; f < 3; f++)
-        if (qs.q[f]->npoints != 0)
-            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, qs.bases[f],
-                                                    (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
+    sum_ones_g1(ws, s, qs);
     rest.partial.resize(3 * nret);
     CUDA_OK(cudaMemcpyAsync(rest.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
     ev[BATCH_G1].record(s);
