@@ -6,7 +6,7 @@
 // left, which msm_big's XYZZ bucket sums add; the bucket sums are then folded (plain sums) to a few
 // partial sums that the host adds with the rest. The first round reads the bases in increasing
 // index order. At most CHUNK entries go through the rounds at a time, which bounds their buffers
-// (~1.7 GB). The same points in another order of addition: the sums are the same group elements.
+// (~3.9 GB with the lists). The same points in another order of addition: the same group elements.
 #ifndef CUZK_CUDA_SUM_ONES_CUH
 #define CUZK_CUDA_SUM_ONES_CUH
 
@@ -25,8 +25,8 @@
 namespace cuzk {
 namespace ones {
 
-constexpr uint32_t SEG = 64;                 // entries per bucket: five rounds leave ~2
-constexpr size_t CHUNK = (size_t)1 << 24;    // entries per pass of the rounds
+constexpr uint32_t SEG = 16;                 // entries per bucket: three rounds leave ~2
+constexpr size_t CHUNK = (size_t)1 << 25;    // entries per pass of the rounds
 constexpr uint32_t THREADS = 256;
 
 // The bitmap's word w with the bits of points at and above npoints cleared.
