@@ -1,9 +1,9 @@
 // The GPU half of a Groth16 partition proof, as two stages on a workspace: stage H (a, b, c
 // uploaded or evaluated from the recorded circuit, H = (A·B − C)/Z through sppark's NTTs), then
 // the sparse stage: the G1 and G2 multi-scalar multiplications over device-resident SRS bases.
-// Scalars equal to one are summed by sppark's bitmap-driven batch addition; the remaining
-// ("significant") scalars go through sppark's Pippenger over bases gathered by index, the dense H
-// through the one-pass big-MSM (msm_big.cuh). The kernels are in kernels.cuh, what a device keeps
+// Scalars equal to one are summed by affine rounds (G1, sum_ones.cuh) or sppark's bitmap-driven
+// batch addition (G2); the remaining ("significant") scalars go through sppark's Pippenger over
+// bases gathered by index, the dense H through the one-pass big-MSM (msm_big.cuh). The kernels are in kernels.cuh, what a device keeps
 // between proofs in workspace.cuh. Everything runs on the workspace's streams or on sppark's
 // per-device streams (never the legacy default stream). Called only from groth16.cu, which turns
 // exceptions into status codes.

@@ -1,7 +1,8 @@
 // The sparse stage of a partition proof: the G1 and G2 multi-scalar multiplications over
-// device-resident SRS bases. Scalars equal to one are summed by sppark's bitmap-driven batch
-// addition; the remaining ("significant") scalars go through sppark's Pippenger over bases
-// gathered by index, the dense H through the one-pass big-MSM (msm_big.cuh).
+// device-resident SRS bases. Scalars equal to one are summed by affine rounds in G1 (sum_ones.cuh)
+// and by sppark's bitmap-driven batch addition in G2; the remaining ("significant") scalars go
+// through sppark's Pippenger over bases gathered by index, the dense H through the one-pass
+// big-MSM (msm_big.cuh).
 #ifndef CUZK_CUDA_SPARSE_CUH
 #define CUZK_CUDA_SPARSE_CUH
 
@@ -320,7 +321,7 @@ inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const 
 
 // The sums of the G1 bases whose scalar is one (L, A, B_G1) as partial sums in ws.ret (nret per
 // query), by affine rounds (sum_ones.cuh); by sppark's batch addition where the device cannot lend
-// the rounds' memory (~2.3 GB at 2^27): slower, never a failed proof.
+// the rounds' memory (~4.5 GB at the 32 GiB shape): slower, never a failed proof.
 inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queries& qs)
 {
     const gpu_t& gpu = ws.gpu;
@@ -351,8 +352,8 @@ inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queri
                                                     (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
 }
 
-// Queues on `s` the batch additions of the bases whose scalar is one (L, A, B_G1; B_G2), their
-// per-warp partial sums copied to the host.
+// Queues on `s` the sums of the bases whose scalar is one (L, A, B_G1; B_G2), their partial sums
+// copied to the host (the G1 lists are made first: the host waits for their counts).
 inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_srs& srs,
                               const cuzk_cuda_prove_in& in, const sparse_queries& qs, const sparse_plan& plan,
                               sparse_rest& rest)

@@ -6,7 +6,11 @@
 // left, which msm_big's XYZZ bucket sums add; the bucket sums are then folded (plain sums) to a few
 // partial sums that the host adds with the rest. The first round reads the bases in increasing
 // index order. At most CHUNK entries go through the rounds at a time, which bounds their buffers
-// (~3.9 GB with the lists). The same points in another order of addition: the same group elements.
+// (~3.9 GB; the lists ~0.55 GB at the 32 GiB shape). Another order of addition: the same sums.
+// Measured at the 32 GiB shape (BENCHMARKS.md, 2026-12-04 13:33–13:46): 56 ms beside a's upload in
+// P3 against sppark's 71 (P3 1.069 vs 1.084 s); beside B_G2's Pippenger (the unprepared order) 70
+// against 72 ms. Buckets of 64 and passes of 2^24 entries took 65 ms: their late rounds filled a
+// fraction of the device (a thread takes 64 additions, so a full wave is ~4 M of them).
 #ifndef CUZK_CUDA_SUM_ONES_CUH
 #define CUZK_CUDA_SUM_ONES_CUH
 
