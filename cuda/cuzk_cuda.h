@@ -73,6 +73,9 @@ enum {
                                   affine rounds (cuda/msm_affine.cuh); the same sum */
     CUZK_CUDA_NTT_SPPARK = 64,  /* stage H's NTTs with sppark's own split of the passes instead of
                                   an even one (cuda/ntt_split.cuh); the same values */
+    CUZK_CUDA_ONES_ROUNDS = 128, /* the G1 sums of one-scalar bases by affine rounds (cuda/sum_ones.cuh)
+                                  at every size (by default from 2^24 bases of a query up); the same sums */
+    CUZK_CUDA_ONES_SPPARK = 256, /* those sums by sppark's batch addition at every size */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
@@ -184,6 +187,12 @@ cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double rates[10
 cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n,
                                      const uint32_t* windows, uint32_t nwindows, uint64_t seed,
                                      cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms);
+/* The sums of ones (cuda/sum_ones.cuh) against sppark's batch addition over the bases `points`
+ * repeated to n whose bit is set in a pseudo-random bitmap (seed); our passes take at most
+ * max_chunk entries (0: the default). ours / peer get the two sums (they must be the same point),
+ * ms[0] / ms[1] sppark's / our best of two. */
+cuzk_cuda_status cuzk_cuda_ones_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n, uint64_t max_chunk,
+                                      uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float ms[2]);
 /* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
 void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);

@@ -138,6 +138,20 @@ cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t n
     });
 }
 
+cuzk_cuda_status cuzk_cuda_ones_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n, uint64_t max_chunk,
+                                      uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
+{
+    return guard([&] {
+        check_device(dev);
+        if (points == nullptr || ours == nullptr || peer == nullptr || ms == nullptr)
+            throw sppark_error{CUZK_CUDA_E_INVALID, "ones_bench: NULL argument"};
+        if (npoints == 0 || n == 0 || n >= (1ull << 31))
+            throw sppark_error{CUZK_CUDA_E_INVALID, "ones_bench: sizes " + std::to_string(npoints) + ", " + std::to_string(n)};
+        msm_bench::ones(dev, static_cast<const affine_t*>(points), npoints, n,
+                        max_chunk == 0 ? cuzk::ones::CHUNK : max_chunk, seed, ours, peer, ms);
+    });
+}
+
 cuzk_cuda_status cuzk_cuda_device_check(int32_t dev)
 {
     return guard([&] {

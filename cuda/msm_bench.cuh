@@ -8,6 +8,7 @@
 
 #include "cuzk_cuda.h"
 #include "msm_big.cuh"
+#include "sum_ones.cuh"
 #include "random.cuh"
 #include "pippenger.cuh"
 #include "workspace.cuh"
@@ -68,6 +69,56 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
         e[5] = t.host_after;
         std::memcpy(&ours[k], &q, sizeof(ours[k]));
     }
+}
+
+// The sums of ones (sum_ones.cuh) against sppark's batch addition: the bases whose bit is set in
+// a pseudo-random bitmap over `points` repeated to n, summed both ways; our passes take at most
+// max_chunk entries. ms[0] = sppark's best of two, ms[1] = ours (lists included).
+inline void ones(int32_t dev, const affine_t* points, size_t npoints, size_t n, size_t max_chunk, uint64_t seed,
+                 cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
+{
+    const gpu_t& gpu = select_gpu(dev);
+    keep_freed_memory(gpu);
+    stream_t s{dev};
+    device_buffer<affine_t> d_points;
+    d_points.reserve(n);
+    size_t have = std::min(npoints, n);
+    CUDA_OK(cudaMemcpyAsync(d_points.get(), points, have * sizeof(affine_t), cudaMemcpyHostToDevice, s));
+    while (have < n) {
+        size_t k = std::min(have, n - have);
+        CUDA_OK(cudaMemcpyAsync(d_points.get() + have, d_points.get(), k * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
+        have += k;
+    }
+    const size_t words = (n + 1023) / 1024 * 32, nret = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    device_buffer<uint32_t> bits;
+    bits.reserve(words);
+    rnd::bits<<<gpu.sm_count() * 8, 256, 0, s>>>(bits.get(), words, n, seed);
+    CUDA_OK(cudaGetLastError());
+    device_buffer<bucket_t> ret;
+    ret.reserve(nret);
+    std::vector<bucket_t> partial(nret);
+    CUDA_OK(cudaStreamSynchronize(s));
+
+    ms[0] = best_of_two_ms([&] {
+        cuzk::batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ret.get(), d_points.get(), (uint32_t)n, bits.get());
+        s.sync();
+    });
+    CUDA_OK(cudaMemcpy(partial.data(), ret.get(), nret * sizeof(bucket_t), cudaMemcpyDeviceToHost));
+    point_t p = sum_up(partial);
+    std::memcpy(peer, &p, sizeof(*peer));
+
+    CUDA_OK(cudaMemset(ret.get(), 0xff, nret * sizeof(bucket_t)));  // ours must write every slot
+    ms[1] = best_of_two_ms([&] {
+        const uint32_t* b[3] = {bits.get(), bits.get(), bits.get()};
+        const size_t w[3] = {words, 0, 0}, np[3] = {n, 0, 0};
+        cuzk::ones::lists_t lists(gpu, s, b, w, np);
+        cuzk::ones::summer_t summer(gpu, s, lists.count[0], max_chunk);
+        summer.sum(d_points.get(), lists.idx->get(), lists.count[0], reinterpret_cast<bucket_h*>(ret.get()), nret);
+        s.sync();
+    });
+    CUDA_OK(cudaMemcpy(partial.data(), ret.get(), nret * sizeof(bucket_t), cudaMemcpyDeviceToHost));
+    p = sum_up(partial);
+    std::memcpy(ours, &p, sizeof(*ours));
 }
 
 } // namespace msm_bench

@@ -35,6 +35,15 @@ __global__ void scalars(fr_t* out, size_t n, uint64_t seed)
 #endif
 }
 
+// Bitmap words with each of the first nbits bits set with probability about 1/2, the rest clear.
+__global__ void bits(uint32_t* out, size_t words, size_t nbits, uint64_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t v = (uint32_t)splitmix(seed ^ i * 0x9fb21c651e98df25ull);
+        out[i] = i * 32 >= nbits ? 0 : nbits - i * 32 >= 32 ? v : v & ((1u << (nbits - i * 32)) - 1);
+    }
+}
+
 } // namespace rnd
 
 #endif

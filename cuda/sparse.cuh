@@ -319,32 +319,43 @@ inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const 
         start_b_g2_sig(ws, srs, qs, nsig_b2, rest.b2_sig, rest.side_error, rest.side);
 }
 
+// From how many bases of its largest query the sums of ones run by affine rounds: on the H200 they
+// took 0.83x sppark's batch addition's time over 2^26 and 2^27 bases, 0.96x over 2^24 and 5x over
+// 2^20 (fixed costs: the lists' counts come back to the host; `cuzk-gpu ones-bench`, BENCHMARKS.md).
+constexpr size_t ONES_ROUNDS_MIN_POINTS = (size_t)1 << 24;
+
 // The sums of the G1 bases whose scalar is one (L, A, B_G1) as partial sums in ws.ret (nret per
-// query), by affine rounds (sum_ones.cuh); by sppark's batch addition where the device cannot lend
-// the rounds' memory (~4.5 GB at the 32 GiB shape): slower, never a failed proof.
-inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queries& qs)
+// query): by affine rounds (sum_ones.cuh) from ONES_ROUNDS_MIN_POINTS up or when the flags ask, else
+// by sppark's batch addition, which also runs where the device cannot lend the rounds' memory (~4.5
+// GB at the 32 GiB shape): slower, never a failed proof.
+inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_prove_in& in, const sparse_queries& qs)
 {
     const gpu_t& gpu = ws.gpu;
     const size_t nret = ws.nret();
-    try {
-        const uint32_t* bits[3];
-        size_t words[3], npoints[3];
-        for (int f = 0; f < 3; f++) {
-            bits[f] = ws.bitmaps.get() + qs.woff[f];
-            words[f] = qs.q[f]->ones_words;
-            npoints[f] = qs.q[f]->npoints;
+    const size_t largest = std::max({qs.q[0]->npoints, qs.q[1]->npoints, qs.q[2]->npoints});
+    const bool rounds = (in.flags & CUZK_CUDA_ONES_ROUNDS) != 0 ||
+                        ((in.flags & CUZK_CUDA_ONES_SPPARK) == 0 && largest >= ONES_ROUNDS_MIN_POINTS);
+    if (rounds) {
+        try {
+            const uint32_t* bits[3];
+            size_t words[3], npoints[3];
+            for (int f = 0; f < 3; f++) {
+                bits[f] = ws.bitmaps.get() + qs.woff[f];
+                words[f] = qs.q[f]->ones_words;
+                npoints[f] = qs.q[f]->npoints;
+            }
+            ones::lists_t lists(gpu, s, bits, words, npoints);
+            ones::summer_t summer(gpu, s, std::max({lists.count[0], lists.count[1], lists.count[2]}));
+            for (int f = 0; f < 3; f++)
+                if (npoints[f] != 0)
+                    summer.sum(qs.bases[f], lists.idx->get() + lists.off(f), lists.count[f],
+                               reinterpret_cast<bucket_h*>(ws.ret.get() + f * nret), nret);
+            return;
+        } catch (const cuda_error& e) {
+            if (e.code() != -(int)cudaErrorMemoryAllocation)
+                throw;
+            (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
         }
-        ones::lists_t lists(gpu, s, bits, words, npoints);
-        ones::summer_t summer(gpu, s, std::max({lists.count[0], lists.count[1], lists.count[2]}));
-        for (int f = 0; f < 3; f++)
-            if (npoints[f] != 0)
-                summer.sum(qs.bases[f], lists.idx->get() + lists.off(f), lists.count[f],
-                           reinterpret_cast<bucket_h*>(ws.ret.get() + f * nret), nret);
-        return;
-    } catch (const cuda_error& e) {
-        if (e.code() != -(int)cudaErrorMemoryAllocation)
-            throw;
-        (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
     }
     for (int f = 0; f < 3; f++)
         if (qs.q[f]->npoints != 0)
@@ -362,7 +373,7 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
     const gpu_t& gpu = ws.gpu;
     timing_event* ev = ws.ev + 8;
     const size_t nret = ws.nret();
-    sum_ones_g1(ws, s, qs);
+    sum_ones_g1(ws, s, in, qs);
     rest.partial.resize(3 * nret);
     CUDA_OK(cudaMemcpyAsync(rest.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
     ev[BATCH_G1].record(s);

@@ -129,9 +129,10 @@ class summer_t {
     pool_buffer<bucket_h> buckets, fold_a, fold_b;
 
 public:
-    // For lists of up to `longest` entries.
-    summer_t(const gpu_t& gpu_, stream_t& s_, size_t longest)
-        : gpu(gpu_), s(s_), chunk(std::max<size_t>(1, std::min(CHUNK, longest))),
+    // For lists of up to `longest` entries, in passes of at most `max_chunk` (a smaller one only
+    // to check the several-pass path at small sizes).
+    summer_t(const gpu_t& gpu_, stream_t& s_, size_t longest, size_t max_chunk = CHUNK)
+        : gpu(gpu_), s(s_), chunk(std::max<size_t>(1, std::min({CHUNK, max_chunk, longest}))),
           mmax((uint32_t)((chunk + SEG - 1) / SEG)), rounds(chunk, mmax, 64, s_), start(mmax + 2, s_),
           buckets(mmax + 1, s_), fold_a(msm_big::segments(mmax + 1), s_), fold_b(msm_big::segments(mmax + 1), s_)
     {}

@@ -13,7 +13,7 @@ use blstrs::{Bls12, Scalar};
 use cuzk::engine::{Engine, EngineConfig};
 use cuzk::error::Status;
 use cuzk::prover::cuda_synthetic::{clone_assignment, random_params, Shape, Toy};
-use cuzk::prover::{Backend, CpuBackend, CudaBackend};
+use cuzk::prover::{Backend, CpuBackend, CudaBackend, CudaOnesSums};
 use cuzk::srs::{Srs, Validation};
 use cuzk::synth::{Assignment, SizeHint};
 use ff::Field;
@@ -104,6 +104,16 @@ fn sizes_2_10_to_2_20_byte_identical() {
     toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 44);
     gpu.set_sparse_beside_h(true);
     toy(&gpu, Toy { constraints: (1 << 15) - 2, inputs: 2, mode: 2 }, false, 45);
+    // The sums of ones by affine rounds (the default from 2^24 bases) at sizes that run sppark's
+    // batch addition by default: mixed scalars, all ones, and beside stage H or after it.
+    gpu.set_ones_sums(CudaOnesSums::Rounds);
+    toy(&gpu, Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, false, 46);
+    toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, false, 47);
+    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 48);
+    gpu.set_sparse_beside_h(false);
+    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 49);
+    gpu.set_sparse_beside_h(true);
+    gpu.set_ones_sums(CudaOnesSums::BySize);
 }
 
 #[test]
@@ -175,6 +185,22 @@ fn big_msm_variants_equal_sppark() {
     let ((peer, _), ours) = gpu.msm_bench(0, &points, 1 << 20, &windows, 0x5eed).unwrap();
     for (&w, (sum, _, _)) in windows.iter().zip(&ours) {
         assert_eq!(sum, &peer, "window code {w}: the big-MSM's sum differs from sppark's");
+    }
+}
+
+/// The sums of the bases whose scalar is one (cuda/sum_ones.cuh) equal sppark's batch addition over
+/// the same pseudo-random bitmap: in one pass, and in passes of 2^17 entries (the several-pass path
+/// the 32 GiB shape takes, at a size the test can run), with infinity among the bases.
+#[test]
+fn sums_of_ones_equal_sppark() {
+    use group::prime::PrimeCurveAffine;
+    let Some(gpu) = gpu() else { return };
+    let mut points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 5);
+    points[2] = blstrs::G1Affine::identity();
+    points[33_333] = blstrs::G1Affine::identity();
+    for (n, chunk) in [(1usize << 20, 0usize), (1 << 20, 1 << 17), (1000, 0), (1000, 100)] {
+        let ((ours, _), (peer, _)) = gpu.ones_bench(0, &points, n, chunk, 0x0e5 + n as u64).unwrap();
+        assert_eq!(ours, peer, "2^{} bits, passes of {chunk}: the sums differ", n.trailing_zeros());
     }
 }
 

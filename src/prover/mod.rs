@@ -20,7 +20,7 @@ use blstrs::{Bls12, Scalar};
 
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
-pub use cuda::{CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
+pub use cuda::{CudaBackend, DeviceInfo as CudaDeviceInfo, OnesSums as CudaOnesSums, Started as CudaStarted};
 #[cfg(all(feature = "cuda", feature = "tools"))]
 pub use cuda::{classify_time, synthetic as cuda_synthetic, witness_stats};
 #[cfg(feature = "cuda-fault-injection")]

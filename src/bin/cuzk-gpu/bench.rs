@@ -110,6 +110,47 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
     true
 }
 
+/// `ones-bench --log 20,27 [--chunk-log C]`: the sums of ones by affine rounds (cuda/sum_ones.cuh)
+/// against sppark's batch addition, over the bases (2^16 distinct random ones repeated) whose bit
+/// is set in a pseudo-random bitmap of 2^log bits; our passes of at most 2^C entries if given.
+/// Both times and whether the sums agree.
+pub(crate) fn ones_bench(args: &[String]) -> bool {
+    let Some(gpu) = backend() else { return true };
+    let logs: Vec<u32> = args
+        .iter()
+        .position(|a| a == "--log")
+        .and_then(|i| args.get(i + 1))
+        .map_or("20,24,27", String::as_str)
+        .split(',')
+        .map(|x| x.parse().expect("a list of numbers"))
+        .collect();
+    let chunk = args.iter().position(|a| a == "--chunk-log").and_then(|i| args.get(i + 1)).map_or(0, |c| 1usize << c.parse::<u32>().expect("a number"));
+    let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 9);
+    let mut ok = true;
+    for log in logs {
+        match gpu.ones_bench(0, &points, 1 << log, chunk, 0x0e5 + u64::from(log)) {
+            Ok(((ours, ours_ms), (peer, peer_ms))) => {
+                let same = group::Curve::to_affine(&ours) == group::Curve::to_affine(&peer);
+                ok &= same;
+                println!(
+                    "ones 2^{log}: sppark's batch addition {peer_ms:.2} ms, affine rounds {ours_ms:.2} ms ({:.3}x), {}",
+                    ours_ms / peer_ms,
+                    if same { "same sum" } else { "FAIL: sums differ" }
+                );
+                println!(
+                    "{}",
+                    serde_json::json!({ "bench": "ones", "log_n": log, "max_chunk": chunk, "sppark_ms": peer_ms, "ours_ms": ours_ms, "same": same })
+                );
+            }
+            Err(e) => {
+                println!("FAIL: ones 2^{log}: {e}");
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
 /// `msm-bench --log 24,27 --windows 20,21,22`: the one-pass big-MSM (cuda/msm_big.cuh) against
 /// sppark's Pippenger on the same input (2^16 distinct random bases repeated, device-made
 /// scalars), per size: both times and whether the sums agree. A window given as c + 100·flags

@@ -6,6 +6,8 @@
 //!                                        the FP64 Fp product alone and beside sppark's (checked against it)
 //!   cuzk-gpu msm-bench [--log 20,24,27] [--windows 16,20,21,22]
 //!                                        the one-pass big-MSM vs sppark's Pippenger, same input
+//!   cuzk-gpu ones-bench [--log 20,24,27] [--chunk-log C]
+//!                                        the sums of ones by affine rounds vs sppark's batch addition
 //!   cuzk-gpu fixture                     make sure the 2 KiB params and sector exist (CUZK_FIXTURES_DIR)
 //!   cuzk-gpu fixture-kinds               the same for the WinningPoSt / WindowPoSt / SnapDeals fixtures
 //!   cuzk-gpu stats-2kib                  scalar classes of the 2 KiB witness (no GPU needed)
@@ -74,6 +76,7 @@ fn main() {
         Some("probe") => probe(),
         Some("ceiling") => ceiling(&args),
         Some("msm-bench") => msm_bench(&args),
+        Some("ones-bench") => ones_bench(&args),
         Some("fixture") => fixture().is_ok(),
         Some("fixture-kinds") => fixture_kinds(),
         Some("stats-2kib") => stats_2kib(),

@@ -55,6 +55,10 @@ pub const SPMV_WARP: u32 = 16;
 pub const MSM_H_XYZZ: u32 = 32;
 /// Stage H's NTTs with sppark's own split of the passes instead of an even one.
 pub const NTT_SPPARK: u32 = 64;
+/// The G1 sums of one-scalar bases by affine rounds at every size (by default from 2^24 bases up).
+pub const ONES_ROUNDS: u32 = 128;
+/// The G1 sums of one-scalar bases by sppark's batch addition at every size.
+pub const ONES_SPPARK: u32 = 256;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
@@ -165,6 +169,18 @@ extern "C" {
         n: u64,
         windows: *const u32,
         nwindows: u32,
+        seed: u64,
+        ours: *mut G1,
+        peer: *mut G1,
+        ms: *mut f32,
+    ) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    fn cuzk_cuda_ones_bench(
+        dev: i32,
+        points: *const c_void,
+        npoints: u64,
+        n: u64,
+        max_chunk: u64,
         seed: u64,
         ours: *mut G1,
         peer: *mut G1,
@@ -383,6 +399,36 @@ pub fn msm_bench(
     let k = windows.len();
     let ev = |i: usize| -> [f32; 6] { std::array::from_fn(|j| ms[1 + k + 6 * i + j]) };
     Ok(((g1(&peer), ms[0]), ours.iter().enumerate().map(|(i, p)| (g1(p), ms[1 + i], ev(i))).collect()))
+}
+
+/// The sums of ones (cuda/sum_ones.cuh) against sppark's batch addition over `points` repeated to
+/// n bases, those whose bit is set in a pseudo-random bitmap (seed); our passes take at most
+/// `max_chunk` entries (0: the default). ((ours, ms), (sppark's, ms)): the sums must be equal.
+pub fn ones_bench(
+    dev: i32,
+    points: &[blstrs::G1Affine],
+    n: usize,
+    max_chunk: usize,
+    seed: u64,
+) -> Result<((G1Projective, f32), (G1Projective, f32))> {
+    let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
+    let (mut ours, mut peer, mut ms) = (zero, zero, [0f32; 2]);
+    // SAFETY: G1Affine is blst_p1_affine (96 bytes); the outputs are one point each and two floats.
+    check(unsafe {
+        cuzk_cuda_ones_bench(
+            dev,
+            points.as_ptr().cast(),
+            points.len() as u64,
+            n as u64,
+            max_chunk as u64,
+            seed,
+            &mut ours,
+            &mut peer,
+            ms.as_mut_ptr(),
+        )
+    })
+    .map_err(to_err("ones bench"))?;
+    Ok(((g1(&ours), ms[1]), (g1(&peer), ms[0])))
 }
 
 /// Whether device `dev` still works after a failed call (Err: its context is lost).

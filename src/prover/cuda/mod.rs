@@ -50,7 +50,7 @@ pub mod synthetic;
 #[cfg(any(test, feature = "tools"))]
 mod synthetic_export;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -71,6 +71,18 @@ pub use tail::Started;
 use tail::BG2;
 use witness::{b_g2_sum, classify_parts, Prepared, Witness};
 
+/// How the sparse stage sums the G1 bases whose scalar is one (cuda/sum_ones.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnesSums {
+    /// Affine rounds from 2^24 bases of a query up, sppark's batch addition below (the default:
+    /// each where it is faster on the H200).
+    BySize = 0,
+    /// Affine rounds at every size.
+    Rounds = 1,
+    /// sppark's batch addition at every size.
+    Sppark = 2,
+}
+
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
 /// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
@@ -83,6 +95,8 @@ pub struct CudaBackend {
     spmv_warp: AtomicBool,
     /// Stage H's NTTs with sppark's uneven passes (cuda/ntt_split.cuh).
     ntt_sppark: AtomicBool,
+    /// How the G1 sums of one-scalar bases run (`OnesSums` as u8).
+    ones_sums: AtomicU8,
     /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
     queries_before_gate: AtomicBool,
     /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
@@ -141,6 +155,7 @@ impl CudaBackend {
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
             ntt_sppark: AtomicBool::new(ntt_sppark),
+            ones_sums: AtomicU8::new(OnesSums::BySize as u8),
             queries_before_gate: AtomicBool::new(true),
             sparse_beside_h: AtomicBool::new(sparse_beside_h),
             fallback_logged: AtomicBool::new(false),
@@ -187,6 +202,20 @@ impl CudaBackend {
 
     pub(crate) fn msm_h_xyzz(&self) -> bool {
         self.msm_h_xyzz.load(Ordering::Relaxed)
+    }
+
+    /// How the G1 sums of the bases whose scalar is one run (the same sums every way; for
+    /// comparing them and for testing the rounds at small sizes).
+    pub fn set_ones_sums(&self, how: OnesSums) {
+        self.ones_sums.store(how as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn ones_flags(&self) -> u32 {
+        match self.ones_sums.load(Ordering::Relaxed) {
+            x if x == OnesSums::Rounds as u8 => ffi::ONES_ROUNDS,
+            x if x == OnesSums::Sppark as u8 => ffi::ONES_SPPARK,
+            _ => 0,
+        }
     }
 
     /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (the default)
@@ -264,6 +293,19 @@ impl CudaBackend {
         seed: u64,
     ) -> Result<ffi::MsmBench> {
         self.pool.with_device(i, |d| ffi::msm_bench(d.index, points, n, windows, seed)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
+    }
+
+    /// The sums of ones against sppark's batch addition on device `i` (see `cuzk_cuda_ones_bench`);
+    /// waits for the device to be free.
+    pub fn ones_bench(
+        &self,
+        i: usize,
+        points: &[blstrs::G1Affine],
+        n: usize,
+        max_chunk: usize,
+        seed: u64,
+    ) -> Result<((blstrs::G1Projective, f32), (blstrs::G1Projective, f32))> {
+        self.pool.with_device(i, |d| ffi::ones_bench(d.index, points, n, max_chunk, seed)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }
 
     /// Device memory held by the backend's workspaces (not counting SRS bases).

@@ -220,7 +220,8 @@ impl CudaBackend {
                 | if self.msm_h_sppark() { ffi::MSM_H_SPPARK } else { 0 }
                 | if self.msm_h_xyzz() { ffi::MSM_H_XYZZ } else { 0 }
                 | if self.spmv_warp() { ffi::SPMV_WARP } else { 0 }
-                | if self.ntt_sppark() { ffi::NTT_SPPARK } else { 0 },
+                | if self.ntt_sppark() { ffi::NTT_SPPARK } else { 0 }
+                | self.ones_flags(),
             z_inv: z_inv(n)?,
             h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
             l: empty_sparse(),
