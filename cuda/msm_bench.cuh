@@ -29,6 +29,19 @@ template<class F> float best_of_two_ms(F&& f)
     return best;
 }
 
+// d = the distinct bases `points` tiled over n: one upload, then doubling device copies, on `s`.
+inline void tile(stream_t& s, device_buffer<affine_t>& d, const affine_t* points, size_t npoints, size_t n)
+{
+    d.reserve(n);
+    size_t have = std::min(npoints, n);
+    CUDA_OK(cudaMemcpyAsync(d.get(), points, have * sizeof(affine_t), cudaMemcpyHostToDevice, s));
+    while (have < n) {
+        size_t k = std::min(have, n - have);
+        CUDA_OK(cudaMemcpyAsync(d.get() + have, d.get(), k * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
+        have += k;
+    }
+}
+
 inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, const uint32_t* windows,
                 uint32_t nwindows, uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
 {
@@ -37,16 +50,8 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
     stream_t s{dev};
     device_buffer<affine_t> d_points;
     device_buffer<fr_t> d_scalars;
-    d_points.reserve(n);
+    tile(s, d_points, points, npoints, n);
     d_scalars.reserve(n);
-    // Tile the distinct bases over n: one upload, then doubling device copies.
-    size_t have = std::min(npoints, n);
-    CUDA_OK(cudaMemcpyAsync(d_points.get(), points, have * sizeof(affine_t), cudaMemcpyHostToDevice, s));
-    while (have < n) {
-        size_t k = std::min(have, n - have);
-        CUDA_OK(cudaMemcpyAsync(d_points.get() + have, d_points.get(), k * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
-        have += k;
-    }
     rnd::scalars<<<gpu.sm_count() * 8, 256, 0, s>>>(d_scalars.get(), n, seed);
     CUDA_OK(cudaGetLastError());
     CUDA_OK(cudaStreamSynchronize(s));
@@ -81,14 +86,7 @@ inline void ones(int32_t dev, const affine_t* points, size_t npoints, size_t n, 
     keep_freed_memory(gpu);
     stream_t s{dev};
     device_buffer<affine_t> d_points;
-    d_points.reserve(n);
-    size_t have = std::min(npoints, n);
-    CUDA_OK(cudaMemcpyAsync(d_points.get(), points, have * sizeof(affine_t), cudaMemcpyHostToDevice, s));
-    while (have < n) {
-        size_t k = std::min(have, n - have);
-        CUDA_OK(cudaMemcpyAsync(d_points.get() + have, d_points.get(), k * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
-        have += k;
-    }
+    tile(s, d_points, points, npoints, n);
     const size_t words = (n + 1023) / 1024 * 32, nret = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
     device_buffer<uint32_t> bits;
     bits.reserve(words);

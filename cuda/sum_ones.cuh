@@ -31,7 +31,8 @@ namespace ones {
 
 constexpr uint32_t SEG = 16;                 // entries per bucket: three rounds leave ~2
 constexpr size_t CHUNK = (size_t)1 << 25;    // entries per pass of the rounds
-constexpr uint32_t THREADS = 256;
+using msm_big::grid;
+using msm_big::THREADS;
 
 // The bitmap's word w with the bits of points at and above npoints cleared.
 __device__ __forceinline__ uint32_t word_of(const uint32_t* bits, size_t w, size_t npoints)
@@ -67,11 +68,6 @@ __global__ void segment_bounds(uint32_t n, uint32_t m, uint32_t* start)
 {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b <= m + 1; b += gridDim.x * blockDim.x)
         start[b] = b == 0 ? 0 : min((b - 1) * SEG, n);
-}
-
-inline uint32_t grid(const gpu_t& gpu, size_t n)
-{
-    return (uint32_t)std::max<size_t>(1, std::min<size_t>((n + THREADS - 1) / THREADS, (size_t)gpu.sm_count() * 16));
 }
 
 // The lists of set bits of three bitmaps, made on `s`: counts known on the host.
@@ -166,7 +162,7 @@ public:
             bucket_h* next = fold_a.get();
             while (count > per) {
                 const uint32_t k = msm_big::segments(count);
-                msm_big::fold<<<(k + msm_big::THREADS - 1) / msm_big::THREADS, msm_big::THREADS, 0, s>>>(
+                msm_big::fold<<<(k + THREADS - 1) / THREADS, THREADS, 0, s>>>(
                     in, count, false, nullptr, next);
                 CUDA_OK(cudaGetLastError());
                 in = next;

@@ -25,6 +25,9 @@ pub struct G1 {
     pub z: [u64; 6],
 }
 
+/// The all-zero point: what an output slot holds before a call writes it.
+const G1_ZERO: G1 = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct G2 {
@@ -375,9 +378,8 @@ pub fn msm_bench(
     windows: &[u32],
     seed: u64,
 ) -> Result<MsmBench> {
-    let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
-    let mut ours = vec![zero; windows.len()];
-    let mut peer = zero;
+    let mut ours = vec![G1_ZERO; windows.len()];
+    let mut peer = G1_ZERO;
     let mut ms = vec![0f32; 1 + 7 * windows.len()];
     // SAFETY: G1Affine is blst_p1_affine (96 bytes); the out arrays hold windows.len() points and
     // 1 + 7·windows.len() floats, as the call writes.
@@ -411,8 +413,7 @@ pub fn ones_bench(
     max_chunk: usize,
     seed: u64,
 ) -> Result<((G1Projective, f32), (G1Projective, f32))> {
-    let zero = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
-    let (mut ours, mut peer, mut ms) = (zero, zero, [0f32; 2]);
+    let (mut ours, mut peer, mut ms) = (G1_ZERO, G1_ZERO, [0f32; 2]);
     // SAFETY: G1Affine is blst_p1_affine (96 bytes); the outputs are one point each and two floats.
     check(unsafe {
         cuzk_cuda_ones_bench(
