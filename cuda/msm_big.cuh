@@ -302,9 +302,12 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         pool_buffer<bucket_h> buckets, w1, t1;
         pool_buffer<char> temp;
         timing_event sorted, summed, folded;
+        // keys, vals and skeys also carry the bucket-size sort's m entries: more than n where the
+        // buckets outnumber the points (22-bit windows over 2^20 points wrote past them).
         set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, bool balanced, cudaStream_t s)
-            : keys(n, s), vals(n, s), skeys(n, s), svals(n, s), start(mmax + 2, s), order(balanced ? mmax : 0, s),
-              buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
+            : keys(std::max<size_t>(n, balanced ? mmax : 0), s), vals(std::max<size_t>(n, balanced ? mmax : 0), s),
+              skeys(std::max<size_t>(n, balanced ? mmax : 0), s), svals(n, s), start(mmax + 2, s),
+              order(balanced ? mmax : 0, s), buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
         {}
     };
     set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
