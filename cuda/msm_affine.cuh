@@ -9,9 +9,12 @@
 // writes its output and K prefix products per thread), where the XYZZ sums read each base once.
 //
 // The sorted window is reduced in rounds: round r adds each bucket's points pairwise (a bucket of
-// L points becomes ⌈L/2⌉), every thread taking K consecutive output slots and one inversion for
-// them. The first round reads the bases by index (negated by the digit's sign); later rounds read
-// the previous round's contiguous output. After the rounds each bucket holds ~2 points, which
+// L points becomes ⌈L/2⌉), every thread taking K output slots 32 apart (a warp's 32·K consecutive
+// slots interleaved over its lanes, so each warp-wide load and store touches consecutive slots:
+// 0.988x the time of K consecutive slots per thread at 2^26 and 2^27, BENCHMARKS.md 2026-12-04
+// 16:18) and one inversion for them; a per-round map gives each slot its first input point. The
+// first round reads the bases by index (negated by the digit's sign); later rounds read the
+// previous round's contiguous output. After the rounds each bucket holds ~2 points, which
 // msm_big's XYZZ bucket sums add (the buckets' order by size still applies: sizes only shrink by
 // rounding halves).
 //
@@ -97,96 +100,62 @@ __device__ __forceinline__ fp_t denominator(kind_t k, const pt& p1, const fp_t& 
     return k == DOUBLE ? p1.y + p1.y : fp_t(fp_t::one());
 }
 
-// One round: output slot j of bucket b (out_start[b] <= j < out_start[b + 1]) is input points
-// q = in_start[b] + 2·(j − out_start[b]) and q + 1 added, or q alone when q + 1 is past the
-// bucket. Thread t takes slots t·K .. t·K + K − 1; its prefix products go to scratch[i·T + t]
-// (coalesced across threads). Every thread of the grid reaches the inversion (pairs of lanes
-// share it), so none returns early.
-// A thread's place among the buckets: bucket b and its bounds in the round's output (o_lo, o_hi)
-// and input (i_lo, i_hi), kept in registers and reloaded only when a walk crosses into another
-// bucket (Nsight Compute's stall sampling put ~15 % of the rounds' stalls on reloading them per
-// slot, each load waiting on the one before).
-struct cursor_t {
-    uint32_t b, o_lo, o_hi, i_lo, i_hi;
+// A round's map from output slot j to its first input point q (bit 31 set when q is alone in its
+// bucket's last slot): slot j of bucket b (out_start[b] <= j < out_start[b + 1]) adds input points
+// q = in_start[b] + 2·(j − out_start[b]) and q + 1. One thread per bucket (bucket 0, digit 0, has no
+// slots).
+constexpr uint32_t LONE = 1u << 31;
 
-    __device__ __forceinline__ cursor_t(const uint32_t* in_start, const uint32_t* out_start, uint32_t b_)
-        : b(b_), o_lo(out_start[b_]), o_hi(out_start[b_ + 1]), i_lo(in_start[b_]), i_hi(in_start[b_ + 1])
-    {}
-
-    __device__ __forceinline__ void forward_to(const uint32_t* in_start, const uint32_t* out_start, uint32_t j)
-    {
-        while (o_hi <= j) {
-            b++;
-            o_lo = o_hi, o_hi = out_start[b + 1];
-            i_lo = i_hi, i_hi = in_start[b + 1];
-        }
-    }
-
-    __device__ __forceinline__ void back_to(const uint32_t* in_start, const uint32_t* out_start, uint32_t j)
-    {
-        while (o_lo > j) {
-            b--;
-            o_hi = o_lo, o_lo = out_start[b];
-            i_hi = i_lo, i_lo = in_start[b];
-        }
-    }
-
-    // Slot j's first input point (the cursor at j's bucket); whether a second one follows.
-    __device__ __forceinline__ uint32_t first(uint32_t j) const { return i_lo + 2 * (j - o_lo); }
-    __device__ __forceinline__ bool pair(uint32_t q) const { return q + 1 < i_hi; }
-};
-
-// Slot j's pair of x coordinates (the cursor walked forward to it); false when the slot holds a
-// lone point.
-template<bool INDEXED>
-__device__ __forceinline__ bool load_pair_x(const fp_t* pts, const uint32_t* vals, const uint32_t* in_start,
-                                            const uint32_t* out_start, uint32_t j, cursor_t& c, uint32_t& q, fp_t& x1,
-                                            fp_t& x2)
+__global__ void slot_map(const uint32_t* __restrict__ in_start, const uint32_t* __restrict__ out_start, uint32_t m,
+                         uint32_t* __restrict__ first)
 {
-    c.forward_to(in_start, out_start, j);
-    q = c.first(j);
-    if (!c.pair(q))
+    for (uint32_t b = 1 + blockIdx.x * blockDim.x + threadIdx.x; b <= m; b += gridDim.x * blockDim.x) {
+        const uint32_t o_lo = out_start[b], o_hi = out_start[b + 1], i_lo = in_start[b], i_hi = in_start[b + 1];
+        for (uint32_t j = o_lo; j < o_hi; j++) {
+            const uint32_t q = i_lo + 2 * (j - o_lo);
+            first[j] = q | (q + 1 < i_hi ? 0 : LONE);
+        }
+    }
+}
+
+// Slot j's first input point and its pair of x coordinates; false when the slot holds a lone point.
+template<bool INDEXED>
+__device__ __forceinline__ bool load_pair_x(const fp_t* pts, const uint32_t* vals, const uint32_t* first, uint32_t j,
+                                            uint32_t& q, fp_t& x1, fp_t& x2)
+{
+    const uint32_t e = first[j];
+    q = e & ~LONE;
+    if (e & LONE)
         return false;
     x1 = x_of<INDEXED>(pts, vals, q);
     x2 = x_of<INDEXED>(pts, vals, q + 1);
     return true;
 }
 
-// The forward pass loads slot j + 1's x coordinates while slot j's are multiplied, so the loads
-// have a whole iteration to arrive (random reads from HBM; 0.988x the time of loading each slot's
-// in its own iteration at 2^26 and 2^27, msm-bench, BENCHMARKS.md 2026-12-04).
+// One round over `total` = out_start[m + 1] output slots (the map above). A warp takes 32·K
+// consecutive slots, lane l slots l, l + 32, ... of them, so each load and store of a warp touches
+// consecutive slots (whose points, after the first round, are consecutive in memory); each thread
+// multiplies the denominators of its K slots into prefix products kept at scratch[i·T + t] and
+// shares one inversion among them. Every thread of the grid reaches the inversion (pairs of lanes
+// share it), so none returns early. The forward pass loads slot i + 1's x coordinates while slot
+// i's are multiplied (random reads from HBM in the first round).
 template<bool INDEXED, uint32_t K>
 __global__ void __launch_bounds__(BLOCK)
-    pair_round(const fp_t* __restrict__ pts, const uint32_t* __restrict__ vals, const uint32_t* __restrict__ in_start,
+    pair_round(const fp_t* __restrict__ pts, const uint32_t* __restrict__ vals, const uint32_t* __restrict__ first,
                const uint32_t* __restrict__ out_start, uint32_t m, fp_t* __restrict__ out, fp_t* __restrict__ scratch)
 {
-    const uint32_t T = gridDim.x * BLOCK, t = blockIdx.x * BLOCK + threadIdx.x;
-    const uint32_t total = out_start[m + 1], j0 = t * K;
-    // The bucket of slot j0: the last b with out_start[b] <= j0 (bucket 0 is empty: digit 0).
-    uint32_t b = 0;
-    if (j0 < total) {
-        uint32_t lo = 0, hi = m;
-        while (lo < hi) {
-            const uint32_t mid = (lo + hi + 1) / 2;
-            if (out_start[mid] <= j0)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        b = lo;
-    }
+    const uint32_t T = gridDim.x * BLOCK, t = blockIdx.x * BLOCK + threadIdx.x, lane = t % 32;
+    const uint32_t total = out_start[m + 1], j0 = (t - lane) * K + lane;  // slot i: j0 + 32·i
     fp_t acc = fp_t::one();
-    cursor_t c(in_start, out_start, b);
     uint32_t qn = 0;
     fp_t x1n, x2n;
-    bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, in_start, out_start, j0, c, qn, x1n, x2n);
+    bool pair_n = j0 < total && load_pair_x<INDEXED>(pts, vals, first, j0, qn, x1n, x2n);
 #pragma unroll 1
     for (uint32_t i = 0; i < K; i++) {
-        const uint32_t j = j0 + i, q = qn;
+        const uint32_t j = j0 + 32 * i, q = qn;
         const bool pair = pair_n;
         const fp_t x1 = x1n, x2 = x2n;
-        pair_n = i + 1 < K && j + 1 < total &&
-                 load_pair_x<INDEXED>(pts, vals, in_start, out_start, j + 1, c, qn, x1n, x2n);
+        pair_n = i + 1 < K && j + 32 < total && load_pair_x<INDEXED>(pts, vals, first, j + 32, qn, x1n, x2n);
         fp_t d = fp_t::one();
         if (j < total && pair) {
             d = x2 - x1;
@@ -202,13 +171,12 @@ __global__ void __launch_bounds__(BLOCK)
     fp_t inv = acc.reciprocal();
 #pragma unroll 1
     for (uint32_t i = K; i-- > 0;) {
-        const uint32_t j = j0 + i;
+        const uint32_t j = j0 + 32 * i;
         if (j >= total)
             continue;
-        c.back_to(in_start, out_start, j);  // (the forward pass left it at the last slot's bucket)
-        const uint32_t q = c.first(j);
+        const uint32_t e = first[j], q = e & ~LONE;
         pt r = pt_of<INDEXED>(pts, vals, q);
-        if (c.pair(q)) {
+        if (!(e & LONE)) {
             const pt p2 = pt_of<INDEXED>(pts, vals, q + 1);
             const fp_t dx = p2.x - r.x;
             const kind_t k = kind_of(r, p2, dx);
@@ -265,7 +233,7 @@ struct rounds_t {
     uint32_t K;
     size_t temp_bytes;
     pool_buffer<fp_t> odd, even, scratch;  // outputs of odd / even rounds; prefix products
-    pool_buffer<uint32_t> len, bounds[2];
+    pool_buffer<uint32_t> len, bounds[2], first;  // first: the round's slot map
     pool_buffer<char> temp;
 
     uint32_t threads(size_t slots) const { return (uint32_t)((slots + K - 1) / K + BLOCK - 1) / BLOCK * BLOCK; }
@@ -273,31 +241,33 @@ struct rounds_t {
     rounds_t(size_t n_, uint32_t mmax, uint32_t K_, cudaStream_t s)
         : n(n_), K(K_), temp_bytes(scan_bytes(mmax)), odd(2 * next_bound(n_, mmax), s),
           even(2 * next_bound(next_bound(n_, mmax), mmax), s), scratch((size_t)K_ * threads(next_bound(n_, mmax)), s),
-          len(mmax + 2, s), bounds{{mmax + 2, s}, {mmax + 2, s}}, temp(temp_bytes, s)
+          len(mmax + 2, s), bounds{{mmax + 2, s}, {mmax + 2, s}}, first(next_bound(n_, mmax), s),
+          temp(temp_bytes, s)
     {}
 
     // pair_round for this K (a template argument: the kernel's loops stay in 128 registers).
     template<bool INDEXED>
-    void launch_in(uint32_t blocks, cudaStream_t s, const fp_t* in, const uint32_t* vals, const uint32_t* in_start,
-                   const uint32_t* out_start, uint32_t m, fp_t* out)
+    void launch_in(uint32_t blocks, cudaStream_t s, const fp_t* in, const uint32_t* vals, const uint32_t* out_start,
+                   uint32_t m, fp_t* out)
     {
         fp_t* sc = scratch.get();
+        const uint32_t* f = first.get();
         if (K == 32)
-            pair_round<INDEXED, 32><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+            pair_round<INDEXED, 32><<<blocks, BLOCK, 0, s>>>(in, vals, f, out_start, m, out, sc);
         else if (K == 128)
-            pair_round<INDEXED, 128><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+            pair_round<INDEXED, 128><<<blocks, BLOCK, 0, s>>>(in, vals, f, out_start, m, out, sc);
         else
-            pair_round<INDEXED, 64><<<blocks, BLOCK, 0, s>>>(in, vals, in_start, out_start, m, out, sc);
+            pair_round<INDEXED, 64><<<blocks, BLOCK, 0, s>>>(in, vals, f, out_start, m, out, sc);
         CUDA_OK(cudaGetLastError());
     }
 
     void launch_round(bool indexed, uint32_t blocks, cudaStream_t s, const fp_t* in, const uint32_t* vals,
-                      const uint32_t* in_start, const uint32_t* out_start, uint32_t m, fp_t* out)
+                      const uint32_t* out_start, uint32_t m, fp_t* out)
     {
         if (indexed)
-            launch_in<true>(blocks, s, in, vals, in_start, out_start, m, out);
+            launch_in<true>(blocks, s, in, vals, out_start, m, out);
         else
-            launch_in<false>(blocks, s, in, vals, in_start, out_start, m, out);
+            launch_in<false>(blocks, s, in, vals, out_start, m, out);
     }
 
     static size_t scan_bytes(uint32_t mmax)
@@ -324,9 +294,11 @@ struct rounds_t {
             CUDA_OK(cudaGetLastError());
             size_t tb = temp_bytes;
             CUDA_OK(cub::DeviceScan::ExclusiveSum(temp.get(), tb, len.get(), out_start, m + 2, s));
+            slot_map<<<(m + 255) / 256, 256, 0, s>>>(in_start, out_start, m, first.get());
+            CUDA_OK(cudaGetLastError());
             bound = next_bound(bound, m);
             fp_t* out = (k & 1) == 0 ? odd.get() : even.get();
-            launch_round(k == 0, threads(bound) / BLOCK, s, in, vals, in_start, out_start, m, out);
+            launch_round(k == 0, threads(bound) / BLOCK, s, in, vals, out_start, m, out);
             in = out;
             in_start = out_start;
         }
