@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lane-by-lane model of cuda/msm_affine.cuh's rounds (pair_round, halve, the scan; then msm_big's
+"""Lane-by-lane model of cuda/msm_affine.cuh's rounds (halve, the scan, slot_map, pair_round; then msm_big's
 sum_buckets over what they leave) over BLS12-381 G1 in affine coordinates: every bucket's result must equal the plain sum of its entries.
 Buckets get repeated bases (doubling), a base and its negation (infinity) and infinity bases,
 the cases the kernel handles without a division. Run: python3 scripts/sim-msm-affine.py"""
@@ -44,45 +44,45 @@ def denominator(k, p1, p2):
     return (p2[0] - p1[0]) % P if k == "ADD" else (2 * p1[1]) % P if k == "DOUBLE" else 1
 
 
-def pair_round(pt_of, in_start, out_start, m, K, T):
-    """All T threads of one launch; returns the output slots."""
-    total = out_start[m + 1]
+LONE = 1 << 31
+
+
+def slot_map(in_start, out_start, m):
+    """The round's map from output slot j to its first input point q (LONE set when q is alone)."""
+    first = [None] * out_start[m + 1]
+    for b in range(1, m + 1):
+        for j in range(out_start[b], out_start[b + 1]):
+            q = in_start[b] + 2 * (j - out_start[b])
+            first[j] = q | (0 if q + 1 < in_start[b + 1] else LONE)
+    assert all(f is not None for f in first)
+    return first
+
+
+def pair_round(pt_of, first, total, K, T):
+    """All T threads of one launch (a warp's 32·K slots interleaved over its lanes); returns the
+    output slots."""
     out = [None] * total
     for t in range(T):
-        j0 = t * K
-        b = 0
-        if j0 < total:
-            lo, hi = 0, m
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if out_start[mid] <= j0:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            b = lo
+        lane = t % 32
+        j0 = (t - lane) * K + lane  # slot i of the thread: j0 + 32·i
         acc, scratch = 1, [None] * K
         for i in range(K):
-            j = j0 + i
+            j = j0 + 32 * i
             d = 1
-            if j < total:
-                while out_start[b + 1] <= j:
-                    b += 1
-                q = in_start[b] + 2 * (j - out_start[b])
-                if q + 1 < in_start[b + 1]:
-                    p1, p2 = pt_of(q), pt_of(q + 1)
-                    d = denominator(kind_of(p1, p2), p1, p2)
+            if j < total and not first[j] & LONE:
+                q = first[j]
+                p1, p2 = pt_of(q), pt_of(q + 1)
+                d = denominator(kind_of(p1, p2), p1, p2)
             scratch[i] = acc
             acc = acc * d % P
         inv = pow(acc, -1, P)
         for i in reversed(range(K)):
-            j = j0 + i
+            j = j0 + 32 * i
             if j >= total:
                 continue
-            while out_start[b] > j:
-                b -= 1
-            q = in_start[b] + 2 * (j - out_start[b])
+            q = first[j] & ~LONE
             r = pt_of(q)
-            if q + 1 < in_start[b + 1]:
+            if not first[j] & LONE:
                 p2 = pt_of(q + 1)
                 k = kind_of(r, p2)
                 if k in ("ADD", "DOUBLE"):
@@ -139,7 +139,7 @@ def run(rng, m, n, K, bases):
         bound = next_bound(bound, m)
         assert out_start[m + 1] <= bound
         T = -(-(-(-bound // K)) // 128) * 128
-        out = pair_round(pt_of, in_start, out_start, m, K, T)
+        out = pair_round(pt_of, slot_map(in_start, out_start, m), out_start[m + 1], K, T)
         pt_of = (lambda o: lambda q: o[q])(out)
         in_start = out_start
     for b in range(1, m + 1):  # msm_big::sum_buckets over what the rounds leave
