@@ -192,15 +192,16 @@ constexpr uint32_t MSM_BIG_WINDOW = 22;
 constexpr uint32_t MSM_BIG_SUMS = msm_big::AFFINE;
 
 // The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS (unless the caller asked for
-// sppark's), else sppark's Pippenger.
+// sppark's), else sppark's Pippenger. The scalars are spent after it (the big-MSM takes them out
+// of Montgomery form in place; a failed proof is proved again from stage H).
 inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const affine_t* d_points,
-                           const fr_t* d_scalars, size_t n)
+                           fr_t* d_scalars, size_t n)
 {
     if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
     const uint32_t sums = (in.flags & CUZK_CUDA_MSM_H_XYZZ) != 0 ? 0 : MSM_BIG_SUMS;
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums);
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums, d_scalars);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |

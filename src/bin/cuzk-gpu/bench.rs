@@ -158,7 +158,9 @@ pub(crate) fn ones_bench(args: &[String]) -> bool {
 /// of by size, 2 the sums in 256-thread blocks (1 per SM) instead of 128 (3 per SM), 4 in
 /// 128-thread blocks with at most 128 registers (4 per SM), 8 by affine rounds with K 64 (ΣH's
 /// default), 8 + 16 with K 32, 8 + 32 with K 128; 120 = c 20 in natural order, 222 = c 22 in
-/// 256-thread blocks, 822 = c 22 by affine rounds). A plain c is the XYZZ sums.
+/// 256-thread blocks, 822 = c 22 by affine rounds). A plain c is the XYZZ sums. Flag 64 keeps the
+/// scalars in Montgomery form, reduced in every window's digits (7222 = 822 so); without it each
+/// run sums a copy taken as spent, out of Montgomery form once, as proofs do.
 pub(crate) fn msm_bench(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
     let list = |name: &str, dflt: &str| -> Vec<u32> {
