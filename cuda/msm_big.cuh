@@ -265,12 +265,12 @@ inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine
 }
 
 // Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
-// about c bits (12..24); `flags` (variant) only for measurements. With `spent` (the caller reads
-// the scalars no more) they are taken out of Montgomery form in place, once, instead of in every
-// window's digits (12 reductions per scalar at 22-bit windows, ~15 ms of the device at 2^27 beside
-// the sums). Synchronous.
-inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_scalars, size_t n, uint32_t c,
-                   timings* t = nullptr, uint32_t flags = 0, fr_t* spent = nullptr)
+// about c bits (12..24); `flags` (variant) only for measurements. The scalars are only read, but
+// with `spent` (the caller reads them no more), which takes them out of Montgomery form in place,
+// once, instead of in every window's digits (12 reductions per scalar at 22-bit windows, ~15 ms of
+// the device at 2^27 beside the sums). Synchronous.
+inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, size_t n, uint32_t c,
+                   timings* t = nullptr, uint32_t flags = 0, bool spent = false)
 {
     point_t out;
     out.inf();
@@ -279,8 +279,6 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~VARIANTS) != 0)
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
                                                     " or flags " + std::to_string(flags)};
-    if (spent != nullptr && spent != d_scalars)
-        throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: the spent scalars are not the ones summed"};
     // The host's share (buffers, streams, the windows' last folds, the frees) for the report:
     // from the call to the first event, and from the last event to the return (this object is
     // destroyed after every other local).
@@ -336,8 +334,8 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
     const uint32_t nev = t != nullptr ? nwin : 0;  // per-window events only when reporting
     std::vector<timing_event> sort_from(nev), sum_from(nev), sort_to(nev), sum_to(nev);
     begin.record(sort_s);
-    if (spent != nullptr) {
-        from_montgomery<<<grid(gpu, n), THREADS, 0, sort_s>>>(spent, n);
+    if (spent) {
+        from_montgomery<<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n);
         CUDA_OK(cudaGetLastError());
     }
     if (t != nullptr)
@@ -355,7 +353,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, const fr_t* d_sca
         }
         if (nev)
             sort_from[w].record(sort_s);
-        if (spent != nullptr)
+        if (spent)
             digits<false><<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
         else
             digits<true><<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());

@@ -201,7 +201,7 @@ inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
     const uint32_t sums = (in.flags & CUZK_CUDA_MSM_H_XYZZ) != 0 ? 0 : MSM_BIG_SUMS;
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums, d_scalars);
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums, true);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |
@@ -325,42 +325,48 @@ inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const 
 // 2^20 (fixed costs: the lists' counts come back to the host; `cuzk-gpu ones-bench`, BENCHMARKS.md).
 constexpr size_t ONES_ROUNDS_MIN_POINTS = (size_t)1 << 24;
 
+// The G1 sums of ones by affine rounds (sum_ones.cuh) into ws.ret; false where the device cannot
+// lend the rounds' memory (~4.5 GB at the 32 GiB shape), nothing then written.
+inline bool sum_ones_by_rounds(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queries& qs)
+{
+    const size_t nret = ws.nret();
+    const uint32_t* bits[3];
+    size_t words[3], npoints[3];
+    for (int f = 0; f < 3; f++) {
+        bits[f] = ws.bitmaps.get() + qs.woff[f];
+        words[f] = qs.q[f]->ones_words;
+        npoints[f] = qs.q[f]->npoints;
+    }
+    try {
+        ones::lists_t lists(ws.gpu, s, bits, words, npoints);
+        ones::summer_t summer(ws.gpu, s, std::max({lists.count[0], lists.count[1], lists.count[2]}));
+        for (int f = 0; f < 3; f++)
+            if (npoints[f] != 0)
+                summer.sum(qs.bases[f], lists.idx->get() + lists.off(f), lists.count[f],
+                           reinterpret_cast<bucket_h*>(ws.ret.get() + f * nret), nret);
+        return true;
+    } catch (const cuda_error& e) {
+        if (e.code() != -(int)cudaErrorMemoryAllocation)
+            throw;
+        (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
+        return false;
+    }
+}
+
 // The sums of the G1 bases whose scalar is one (L, A, B_G1) as partial sums in ws.ret (nret per
-// query): by affine rounds (sum_ones.cuh) from ONES_ROUNDS_MIN_POINTS up or when the flags ask, else
-// by sppark's batch addition, which also runs where the device cannot lend the rounds' memory (~4.5
-// GB at the 32 GiB shape): slower, never a failed proof.
+// query): by affine rounds from ONES_ROUNDS_MIN_POINTS up or when the flags ask, else (and where
+// the rounds' memory is not there: slower, never a failed proof) by sppark's batch addition.
 inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_prove_in& in, const sparse_queries& qs)
 {
-    const gpu_t& gpu = ws.gpu;
-    const size_t nret = ws.nret();
     const size_t largest = std::max({qs.q[0]->npoints, qs.q[1]->npoints, qs.q[2]->npoints});
     const bool rounds = (in.flags & CUZK_CUDA_ONES_ROUNDS) != 0 ||
                         ((in.flags & CUZK_CUDA_ONES_SPPARK) == 0 && largest >= ONES_ROUNDS_MIN_POINTS);
-    if (rounds) {
-        try {
-            const uint32_t* bits[3];
-            size_t words[3], npoints[3];
-            for (int f = 0; f < 3; f++) {
-                bits[f] = ws.bitmaps.get() + qs.woff[f];
-                words[f] = qs.q[f]->ones_words;
-                npoints[f] = qs.q[f]->npoints;
-            }
-            ones::lists_t lists(gpu, s, bits, words, npoints);
-            ones::summer_t summer(gpu, s, std::max({lists.count[0], lists.count[1], lists.count[2]}));
-            for (int f = 0; f < 3; f++)
-                if (npoints[f] != 0)
-                    summer.sum(qs.bases[f], lists.idx->get() + lists.off(f), lists.count[f],
-                               reinterpret_cast<bucket_h*>(ws.ret.get() + f * nret), nret);
-            return;
-        } catch (const cuda_error& e) {
-            if (e.code() != -(int)cudaErrorMemoryAllocation)
-                throw;
-            (void)cudaGetLastError();  // not sticky: clear it for the calls that follow
-        }
-    }
+    if (rounds && sum_ones_by_rounds(ws, s, qs))
+        return;
+    const size_t nret = ws.nret();
     for (int f = 0; f < 3; f++)
         if (qs.q[f]->npoints != 0)
-            batch_add<bucket_t, affine_h, bucket_h>(s, gpu, ws.ret.get() + f * nret, qs.bases[f],
+            batch_add<bucket_t, affine_h, bucket_h>(s, ws.gpu, ws.ret.get() + f * nret, qs.bases[f],
                                                     (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
 }
 

@@ -116,14 +116,7 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
 /// Both times and whether the sums agree.
 pub(crate) fn ones_bench(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
-    let logs: Vec<u32> = args
-        .iter()
-        .position(|a| a == "--log")
-        .and_then(|i| args.get(i + 1))
-        .map_or("20,24,27", String::as_str)
-        .split(',')
-        .map(|x| x.parse().expect("a list of numbers"))
-        .collect();
+    let logs = list_arg(args, "--log", "20,24,27");
     let chunk = args.iter().position(|a| a == "--chunk-log").and_then(|i| args.get(i + 1)).map_or(0, |c| 1usize << c.parse::<u32>().expect("a number"));
     let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 9);
     let mut ok = true;
@@ -163,11 +156,7 @@ pub(crate) fn ones_bench(args: &[String]) -> bool {
 /// run sums a copy taken as spent, out of Montgomery form once, as proofs do.
 pub(crate) fn msm_bench(args: &[String]) -> bool {
     let Some(gpu) = backend() else { return true };
-    let list = |name: &str, dflt: &str| -> Vec<u32> {
-        let v = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map_or(dflt, String::as_str);
-        v.split(',').map(|x| x.parse().expect("a list of numbers")).collect()
-    };
-    let (logs, windows) = (list("--log", "20,24,27"), list("--windows", "16,20,21,22"));
+    let (logs, windows) = (list_arg(args, "--log", "20,24,27"), list_arg(args, "--windows", "16,20,21,22"));
     let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 7);
     let mut ok = true;
     for log in logs {

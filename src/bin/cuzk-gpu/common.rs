@@ -25,6 +25,12 @@ pub(crate) fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T)
         .unwrap_or(default)
 }
 
+/// A comma-separated list of numbers after `name` (`default` when absent); panics on a bad one.
+pub(crate) fn list_arg(args: &[String], name: &str, default: &str) -> Vec<u32> {
+    let v = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map_or(default, String::as_str);
+    v.split(',').map(|x| x.parse().expect("a list of numbers")).collect()
+}
+
 pub(crate) fn flag(args: &[String], name: &str) -> bool {
     args.iter().any(|a| a == name)
 }

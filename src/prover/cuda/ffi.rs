@@ -25,7 +25,8 @@ pub struct G1 {
     pub z: [u64; 6],
 }
 
-/// The all-zero point: what an output slot holds before a call writes it.
+/// The all-zero point: what an output slot holds before a call writes it (the benches' outputs).
+#[cfg(feature = "tools")]
 const G1_ZERO: G1 = G1 { x: [0; 6], y: [0; 6], z: [0; 6] };
 
 #[repr(C)]
@@ -177,6 +178,7 @@ extern "C" {
         peer: *mut G1,
         ms: *mut f32,
     ) -> Status;
+    #[cfg(feature = "tools")]
     #[allow(clippy::too_many_arguments)]
     fn cuzk_cuda_ones_bench(
         dev: i32,
@@ -405,7 +407,9 @@ pub fn msm_bench(
 
 /// The sums of ones (cuda/sum_ones.cuh) against sppark's batch addition over `points` repeated to
 /// n bases, those whose bit is set in a pseudo-random bitmap (seed); our passes take at most
-/// `max_chunk` entries (0: the default). ((ours, ms), (sppark's, ms)): the sums must be equal.
+/// `max_chunk` entries (0: the default). ((ours, ms), (sppark's, ms)): the sums must be equal. A
+/// tool's (the shipped library has no caller).
+#[cfg(feature = "tools")]
 pub fn ones_bench(
     dev: i32,
     points: &[blstrs::G1Affine],

@@ -50,7 +50,7 @@ pub mod synthetic;
 #[cfg(any(test, feature = "tools"))]
 mod synthetic_export;
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,11 +76,11 @@ use witness::{b_g2_sum, classify_parts, Prepared, Witness};
 pub enum OnesSums {
     /// Affine rounds from 2^24 bases of a query up, sppark's batch addition below (the default:
     /// each where it is faster on the H200).
-    BySize = 0,
+    BySize,
     /// Affine rounds at every size.
-    Rounds = 1,
+    Rounds,
     /// sppark's batch addition at every size.
-    Sppark = 2,
+    Sppark,
 }
 
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
@@ -95,8 +95,8 @@ pub struct CudaBackend {
     spmv_warp: AtomicBool,
     /// Stage H's NTTs with sppark's uneven passes (cuda/ntt_split.cuh).
     ntt_sppark: AtomicBool,
-    /// How the G1 sums of one-scalar bases run (`OnesSums` as u8).
-    ones_sums: AtomicU8,
+    /// How the G1 sums of one-scalar bases run: `OnesSums`' prove flag (0: by size).
+    ones_flags: AtomicU32,
     /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
     queries_before_gate: AtomicBool,
     /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
@@ -155,7 +155,7 @@ impl CudaBackend {
             msm_h_xyzz: AtomicBool::new(false),
             spmv_warp: AtomicBool::new(spmv_warp),
             ntt_sppark: AtomicBool::new(ntt_sppark),
-            ones_sums: AtomicU8::new(OnesSums::BySize as u8),
+            ones_flags: AtomicU32::new(0),
             queries_before_gate: AtomicBool::new(true),
             sparse_beside_h: AtomicBool::new(sparse_beside_h),
             fallback_logged: AtomicBool::new(false),
@@ -207,15 +207,16 @@ impl CudaBackend {
     /// How the G1 sums of the bases whose scalar is one run (the same sums every way; for
     /// comparing them and for testing the rounds at small sizes).
     pub fn set_ones_sums(&self, how: OnesSums) {
-        self.ones_sums.store(how as u8, Ordering::Relaxed);
+        let flags = match how {
+            OnesSums::BySize => 0,
+            OnesSums::Rounds => ffi::ONES_ROUNDS,
+            OnesSums::Sppark => ffi::ONES_SPPARK,
+        };
+        self.ones_flags.store(flags, Ordering::Relaxed);
     }
 
     pub(crate) fn ones_flags(&self) -> u32 {
-        match self.ones_sums.load(Ordering::Relaxed) {
-            x if x == OnesSums::Rounds as u8 => ffi::ONES_ROUNDS,
-            x if x == OnesSums::Sppark as u8 => ffi::ONES_SPPARK,
-            _ => 0,
-        }
+        self.ones_flags.load(Ordering::Relaxed)
     }
 
     /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (the default)
@@ -297,6 +298,7 @@ impl CudaBackend {
 
     /// The sums of ones against sppark's batch addition on device `i` (see `cuzk_cuda_ones_bench`);
     /// waits for the device to be free.
+    #[cfg(feature = "tools")]
     pub fn ones_bench(
         &self,
         i: usize,
