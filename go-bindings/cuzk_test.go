@@ -559,3 +559,43 @@ func TestCloseWithJobsInFlight(t *testing.T) {
 		t.Errorf("Poll after Close: %v", err)
 	}
 }
+
+// TestQueueFull: past MaxQueuedJobs a submit fails with ErrQueueFull and the accepted job is
+// untouched; once it ends there is room again.
+func TestQueueFull(t *testing.T) {
+	fx := getFixture(t)
+	e, err := cuzk.New(cuzk.Config{ParamsDir: fx.ParamsDir, MaxQueuedJobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.LoadSRS(fx.Sector.proof(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	req := cuzk.C2Request{C1: fx.Sector.c1(t), Sector: abi.SectorNumber(fx.Sector.SectorID), ProverID: fx.Sector.ProverID}
+	first, err := e.SubmitC2(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SubmitC2(context.Background(), req); !errors.Is(err, cuzk.ErrQueueFull) {
+		t.Fatalf("second submit past MaxQueuedJobs 1: %v, want ErrQueueFull", err)
+	}
+	if st, _, err := first.Poll(); err != nil || (st != cuzk.JobQueued && st != cuzk.JobRunning) {
+		t.Fatalf("the accepted job after a refusal: %v %v", st, err)
+	}
+	if _, err := first.Cancel(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, err := e.SubmitC2(context.Background(), req)
+		if err == nil {
+			j.Cancel()
+			return
+		}
+		if !errors.Is(err, cuzk.ErrQueueFull) || time.Now().After(deadline) {
+			t.Fatalf("submit after the job ended: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -73,6 +73,12 @@ type Config struct {
 	// FullSynthesis turns off recording each proof type's circuit once and synthesizing only
 	// witnesses (on by default; see the README, "Recorded circuits").
 	FullSynthesis bool
+	// MaxQueuedJobs: jobs accepted and not yet finished beyond which a submit fails with
+	// ErrQueueFull (nothing accepted is lost); 0 = default (1000).
+	MaxQueuedJobs uint64
+	// MaxQueuedInputMiB: MiB of those jobs' inputs (C1 JSON, vanilla proofs) beyond which a
+	// submit fails with ErrQueueFull; 0 = default (4096).
+	MaxQueuedInputMiB uint64
 }
 
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
@@ -91,6 +97,8 @@ type configJSON struct {
 	JobTTLSecs       uint64 `json:"job_ttl_secs,omitempty"`
 	DrainOnFree      bool   `json:"drain_on_free,omitempty"`
 	RecordCircuits   *bool  `json:"record_circuits,omitempty"`
+	MaxQueuedJobs    uint64 `json:"max_queued_jobs,omitempty"`
+	MaxQueuedInput   uint64 `json:"max_queued_input_mib,omitempty"`
 }
 
 func (c Config) marshal() ([]byte, error) {
@@ -110,6 +118,8 @@ func (c Config) marshal() ([]byte, error) {
 		SRSCacheDir:      c.SRSCacheDir,
 		JobTTLSecs:       uint64((c.JobTTL + time.Second - 1) / time.Second),
 		DrainOnFree:      c.DrainOnClose,
+		MaxQueuedJobs:    c.MaxQueuedJobs,
+		MaxQueuedInput:   c.MaxQueuedInputMiB,
 	}
 	if c.SkipVerify {
 		f := false

@@ -33,6 +33,7 @@ const (
 	CodePanic           Code = C.CUZK_STATUS_PANIC
 	CodeInternal        Code = C.CUZK_STATUS_INTERNAL
 	CodeFaultySectors   Code = C.CUZK_STATUS_FAULTY_SECTORS
+	CodeQueueFull       Code = C.CUZK_STATUS_QUEUE_FULL
 )
 
 // String is the library's name for the code ("SRS not loaded").
@@ -88,6 +89,9 @@ var (
 	ErrInternal    = &Error{Code: CodeInternal}
 	// ErrFaultySectors: the error's Sectors lists them.
 	ErrFaultySectors = &Error{Code: CodeFaultySectors}
+	// ErrQueueFull: the engine holds as much unfinished work as its config allows; nothing was
+	// accepted, retry once jobs have finished.
+	ErrQueueFull = &Error{Code: CodeQueueFull}
 )
 
 // takeError converts a failed call's status and native error into a Go error and frees the

@@ -19,6 +19,10 @@
 // Bytes of one Groth16 proof (compressed A, B, C).
 #define PROOF_BYTES 192
 
+// The most partitions a WindowPoSt deadline holds (builtin-actors' `MAX_PARTITIONS_PER_DEADLINE`,
+// sized for 10 EiB per miner): a partition index at or past it is no miner's.
+#define MAX_WINDOW_POST_PARTITIONS 3000
+
 // ABI version of this header; compare with `cuzk_abi_version()` at run time.
 #define CUZK_ABI_VERSION 1
 
@@ -120,6 +124,9 @@ enum cuzk_status
   CUZK_STATUS_INTERNAL = 14,
   // Some sectors' PoSt vanilla proofs do not verify; the error lists them (`Error::sectors`).
   CUZK_STATUS_FAULTY_SECTORS = 15,
+  // The engine holds as much accepted, unfinished work as its config allows
+  // (`max_queued_jobs`, `max_queued_input_mib`); nothing was accepted. Retry later.
+  CUZK_STATUS_QUEUE_FULL = 16,
 };
 #ifndef __cplusplus
 typedef int32_t cuzk_status;
@@ -435,13 +442,15 @@ cuzk_status cuzk_verify_snap_deals(const cuzk_engine *engine,
 // `filter`: NULL keeps the current filter, else `RUST_LOG` syntax (`"info"`,
 // `"cuzk=debug,warn"`); malformed → CUZK_STATUS_INVALID_ARGUMENT and nothing changes.
 // `callback`: NULL sends records to stderr; otherwise every record passing the filter is handed
-// to it, from whichever cuzk thread logs (it must be thread-safe and must not call
-// `cuzk_log_configure`), with `user`. Returns CUZK_STATUS_UNSUPPORTED when the process installed
+// to it, from whichever cuzk thread logs (it must be thread-safe), with `user`. No cuzk lock is
+// held while it runs: it may call any cuzk function, this one included. Once this call returns
+// (called from outside a callback), the callback it replaced is no longer running on any
+// thread and is never called again. Returns CUZK_STATUS_UNSUPPORTED when the process installed
 // another Rust `log` logger before cuzk (cuzk's records go to that logger).
 //
 // # Safety
 // `filter` NULL or NUL-terminated; `callback` NULL or a function of that signature that stays
-// callable (with `user`) until replaced; `err` NULL or writable.
+// callable (with `user`) until a later call replacing it has returned; `err` NULL or writable.
 cuzk_status cuzk_log_configure(const char *filter,
                                cuzk_log_fn callback,
                                void *user,

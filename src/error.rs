@@ -38,6 +38,9 @@ pub enum Status {
     Internal = 14,
     /// Some sectors' PoSt vanilla proofs do not verify; the error lists them (`Error::sectors`).
     FaultySectors = 15,
+    /// The engine holds as much accepted, unfinished work as its config allows
+    /// (`max_queued_jobs`, `max_queued_input_mib`); nothing was accepted. Retry later.
+    QueueFull = 16,
 }
 
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
-//! A bounded mutational fuzz run of the four input parsers (C1 output, params file, decoded-SRS
-//! cache, engine config) on stable Rust, as part of `make test`: each target gets its real seeds
+//! A bounded mutational fuzz run of the input parsers (C1 output, params file, decoded-SRS
+//! cache, engine config, and the WinningPoSt / WindowPoSt / SnapDeals vanilla proofs with the
+//! verifiers' commitments) on stable Rust, as part of `make test`: each target gets its real seeds
 //! mutated byte-wise and, for JSON, structurally (values swapped for huge numbers, wrong types,
 //! non-canonical field elements, deep nesting, truncation) for `CUZK_FUZZ_SECS` seconds (default
 //! 10). A panic fails the test and leaves the input in the temp dir. Longer runs with libFuzzer:
@@ -155,4 +156,21 @@ fn fuzz_c1() {
     let s = cuzk::fixtures::ensure_sector(&root, common::PROOF, cuzk::fixtures::DEFAULT_SEED).unwrap();
     let (_, other) = common::other_sector();
     run("c1", vec![s.c1_json().unwrap(), other], true, fuzzing::c1);
+}
+
+/// Strangers' vanilla proofs, seeded with the real 2 KiB ones: every mutation is an error or a
+/// proof, never a panic (which the C ABI would report as PANIC).
+#[test]
+fn fuzz_vanilla_winning() {
+    run("vanilla_winning", fuzzing::kinds().winning.vanilla_proofs.clone(), false, fuzzing::vanilla_winning);
+}
+
+#[test]
+fn fuzz_vanilla_window() {
+    run("vanilla_window", fuzzing::kinds().window.vanilla_proofs.clone(), false, fuzzing::vanilla_window);
+}
+
+#[test]
+fn fuzz_vanilla_update() {
+    run("vanilla_update", fuzzing::kinds().update.vanilla_proofs.clone(), false, fuzzing::vanilla_update);
 }

@@ -4,7 +4,8 @@
 //! `cuzk-fixture --kinds` instead makes the WinningPoSt / WindowPoSt / SnapDeals fixtures (2 KiB
 //! sectors, vanilla proofs, each kind's params) and prints them as one JSON line.
 //! `cuzk-fixture --shape PROOF ...` instead counts each proof's partition circuit (constraints and
-//! the params section sizes, from the blank circuit; no params or sector needed).
+//! the params section sizes, from the blank circuit; no params or sector needed); PROOF may also
+//! name a PoSt or update proof there (`StackedDrgWindow32GiBV1_2`, `UpdateStackedDrg32GiBV1`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,18 +37,19 @@ fn main() -> ExitCode {
     }
     for p in proofs {
         let run = || -> cuzk::error::Result<String> {
-            let proof = cuzk::registry::parse(&p)?;
             if shape {
+                let circuit = cuzk::kinds::CircuitId::parse(&p)?;
                 let t = std::time::Instant::now();
-                let c = cuzk::synth::shape::count(proof)?;
+                let c = cuzk::synth::shape::count_circuit(circuit)?;
                 return Ok(serde_json::json!({
-                    "proof": cuzk::registry::name(proof),
+                    "proof": circuit.name(),
                     "constraints": c.constraints,
                     "sections": { "ic": c.ic, "h": c.h, "l": c.l, "a": c.a, "b_g1": c.b, "b_g2": c.b },
                     "count_seconds": t.elapsed().as_secs_f64(),
                 })
                 .to_string());
             }
+            let proof = cuzk::registry::parse(&p)?;
             let params = if with_params { Some(cuzk::fixtures::ensure_params(&root, proof, seed)?) } else { None };
             let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
             Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())

@@ -5,7 +5,7 @@
 //! `"record_circuits": false`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -16,7 +16,12 @@ use crate::registry::{self, RegisteredSealProof};
 use crate::synth::{PartitionCircuits, R1cs, SizeHint};
 
 enum Entry {
-    Recording { since: Instant, estimate: u64 },
+    /// `cancel` stops this recording (its SRS was evicted); `id` tells it from a later one of
+    /// the same proof when it lands.
+    Recording { since: Instant, estimate: u64, id: u64, cancel: Arc<AtomicBool> },
+    /// Recording `id` was told to stop (its SRS was evicted): its memory is held until its
+    /// thread notices, and then the entry goes, whatever the recording's outcome.
+    Stopping { since: Instant, estimate: u64, id: u64 },
     Ready { r1cs: Arc<R1cs>, took: Duration },
     Failed(String),
 }
@@ -26,6 +31,7 @@ pub(crate) struct Circuits {
     entries: Mutex<HashMap<RegisteredSealProof, Entry>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     stop: AtomicBool,
+    next_id: AtomicU64,
 }
 
 impl Circuits {
@@ -41,7 +47,7 @@ impl Circuits {
         }
     }
 
-    /// Start recording `proof`'s circuit unless it is recorded, being recorded or failed:
+    /// Start recording `proof`'s circuit unless it is recorded, being recorded (or stopped) or failed:
     /// from `source` (a job's partition circuits of that proof, recorded on all threads; the
     /// structure is the same for every sector) or, where it cannot, the blank circuit on one
     /// thread. `hint` (the SRS's) sizes its vectors. `on_ready` gets the circuit once it is
@@ -57,12 +63,13 @@ impl Circuits {
         if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
             return;
         }
-        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint) });
+        let (id, cancel) = (self.next_id.fetch_add(1, Ordering::Relaxed), Arc::new(AtomicBool::new(false)));
+        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint), id, cancel: cancel.clone() });
         drop(entries);
         let me = self.clone();
         let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {
             let t = Instant::now();
-            let stop = || me.stop.load(Ordering::Relaxed);
+            let stop = || me.stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
             let res = match source.record(0, hint, &stop) {
                 Err(e) if e.status == crate::error::Status::Unsupported => R1cs::record(proof, hint, &stop),
                 r => r,
@@ -93,16 +100,17 @@ impl Circuits {
                         st.bytes >> 20
                     );
                     let r1cs = Arc::new(r1cs);
-                    me.entries().insert(proof, Entry::Ready { r1cs: r1cs.clone(), took: t.elapsed() });
-                    if !stop() {
+                    // Only into the entry this recording started: an eviction since took it out,
+                    // and the circuit goes with this thread's end instead of staying resident.
+                    if me.land(proof, id, Entry::Ready { r1cs: r1cs.clone(), took: t.elapsed() }) && !stop() {
                         on_ready(&r1cs);
                     }
                 }
                 Err(e) => {
-                    if !me.stop.load(Ordering::Relaxed) {
+                    if !stop() {
                         log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
                     }
-                    me.entries().insert(proof, Entry::Failed(e.to_string()));
+                    me.land(proof, id, Entry::Failed(e.to_string()));
                 }
             }
         });
@@ -114,20 +122,44 @@ impl Circuits {
         }
     }
 
+    /// Put the outcome of recording `id` in `proof`'s entry if that is still the entry of this
+    /// recording; false when it was evicted meanwhile (its stopping entry goes instead).
+    fn land(&self, proof: RegisteredSealProof, id: u64, outcome: Entry) -> bool {
+        let mut entries = self.entries();
+        match entries.get(&proof) {
+            Some(Entry::Recording { id: current, .. }) if *current == id => {
+                entries.insert(proof, outcome);
+                true
+            }
+            Some(Entry::Stopping { id: current, .. }) if *current == id => {
+                entries.remove(&proof);
+                false
+            }
+            _ => false,
+        }
+    }
+
     /// Take a circuit recorded elsewhere (benchmarks: recorded while their SRS was made).
     pub fn adopt(&self, r1cs: Arc<R1cs>) {
         self.entries().insert(r1cs.proof, Entry::Ready { r1cs, took: Duration::ZERO });
     }
 
     /// Forget `proof`'s circuit (its SRS was evicted); running partitions keep their reference.
+    /// A recording in progress is stopped and its circuit, should it finish anyway, never lands.
     pub fn evict(&self, proof: RegisteredSealProof) -> Option<Arc<R1cs>> {
         let mut entries = self.entries();
-        match entries.get(&proof) {
-            Some(Entry::Recording { .. }) => None, // lands when done; evicted with the next eviction
-            _ => match entries.remove(&proof) {
-                Some(Entry::Ready { r1cs, .. }) => Some(r1cs),
-                _ => None,
-            },
+        match entries.remove(&proof) {
+            Some(Entry::Ready { r1cs, .. }) => Some(r1cs),
+            Some(Entry::Recording { since, estimate, id, cancel }) => {
+                cancel.store(true, Ordering::Relaxed);
+                entries.insert(proof, Entry::Stopping { since, estimate, id });
+                None
+            }
+            Some(stopping @ Entry::Stopping { .. }) => {
+                entries.insert(proof, stopping);
+                None
+            }
+            _ => None,
         }
     }
 
@@ -136,7 +168,7 @@ impl Circuits {
         self.entries()
             .values()
             .map(|e| match e {
-                Entry::Recording { estimate, .. } => *estimate,
+                Entry::Recording { estimate, .. } | Entry::Stopping { estimate, .. } => *estimate,
                 Entry::Ready { r1cs, .. } => r1cs.stats().bytes as u64,
                 Entry::Failed(_) => 0,
             })
@@ -150,7 +182,9 @@ impl Circuits {
             .map(|(p, e)| {
                 let name = registry::name(*p);
                 let j = match e {
-                    Entry::Recording { since, estimate } => json!({"registered_proof": name, "state": "recording",
+                    Entry::Recording { since, estimate, .. } => json!({"registered_proof": name, "state": "recording",
+                        "recording_s": since.elapsed().as_secs_f64(), "estimated_bytes": estimate}),
+                    Entry::Stopping { since, estimate, .. } => json!({"registered_proof": name, "state": "stopping",
                         "recording_s": since.elapsed().as_secs_f64(), "estimated_bytes": estimate}),
                     Entry::Ready { r1cs, took } => {
                         let st = r1cs.stats();

@@ -20,6 +20,8 @@ pub(crate) const MAX_GPU_LANES: usize = 2;
 pub(crate) const MAX_CPU_LANES: usize = 16;
 /// CUDA device ordinals are small; a larger one is a typo.
 pub(crate) const MAX_DEVICES: usize = 1024;
+pub(crate) const MAX_MAX_QUEUED_JOBS: u64 = 1_000_000;
+pub(crate) const MAX_MAX_QUEUED_INPUT_MIB: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -66,6 +68,13 @@ pub struct EngineConfig {
     /// synthesize only witnesses, a, b, c coming from the recorded matrices (see
     /// `engine::circuits`). false: every partition is synthesized in full.
     pub record_circuits: bool,
+    /// Jobs accepted and not yet finished (queued or running) beyond which a submit is refused
+    /// with `QUEUE_FULL` (nothing accepted is touched; retry once jobs finish). Every kind
+    /// counts, WinningPoSt too: size it so only a runaway caller reaches it.
+    pub max_queued_jobs: u64,
+    /// MiB of those jobs' inputs (C1 JSON, vanilla proofs: ~50 MB per 32 GiB C1) beyond which a
+    /// submit is refused the same way. A job's inputs count until they are freed.
+    pub max_queued_input_mib: u64,
 }
 
 impl Default for EngineConfig {
@@ -85,17 +94,24 @@ impl Default for EngineConfig {
             job_ttl_secs: 3600,
             drain_on_free: false,
             record_circuits: true,
+            max_queued_jobs: 1000,
+            max_queued_input_mib: 4096,
         }
     }
 }
 
 impl EngineConfig {
-    /// Parse a JSON object; empty input means all defaults.
+    /// Parse a JSON object; empty input means all defaults. Anything but an object (an array
+    /// would otherwise fill the keys by position) is refused.
     pub fn from_json(json: &str) -> Result<Self> {
         if json.trim().is_empty() {
             return Ok(Self::default());
         }
-        let c: EngineConfig = serde_json::from_str(json).status(Status::InvalidArgument, "engine config JSON")?;
+        let v: serde_json::Value = serde_json::from_str(json).status(Status::InvalidArgument, "engine config JSON")?;
+        if !v.is_object() {
+            return Err(err!(InvalidArgument, "engine config JSON must be an object ({{\"key\": value, ...}}), got {}", kind_of(&v)));
+        }
+        let c: EngineConfig = serde_json::from_value(v).status(Status::InvalidArgument, "engine config JSON")?;
         c.validate()?;
         Ok(c)
     }
@@ -131,12 +147,19 @@ impl EngineConfig {
         bounded("prove_queue_depth", self.prove_queue_depth as u64, 1, MAX_PROVE_QUEUE_DEPTH as u64, "synthesized partitions waiting for the prover")?;
         bounded("memory_budget_mib", self.memory_budget_mib, 0, MAX_MEMORY_BUDGET_MIB, "0 = automatic; at most 1 PiB")?;
         bounded("job_ttl_secs", self.job_ttl_secs, 0, MAX_JOB_TTL_SECS, "at most 30 days")?;
+        bounded("max_queued_jobs", self.max_queued_jobs, 1, MAX_MAX_QUEUED_JOBS, "jobs accepted and not yet finished")?;
+        bounded("max_queued_input_mib", self.max_queued_input_mib, 1, MAX_MAX_QUEUED_INPUT_MIB, "MiB of unfinished jobs' inputs; at most 1 TiB")?;
         for (key, dir) in [("params_dir", &self.params_dir), ("srs_cache_dir", &self.srs_cache_dir)] {
             if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
                 return Err(err!(InvalidArgument, "{key} is an empty path (leave it out for the default)"));
             }
         }
         Ok(())
+    }
+
+    /// The queue bounds as (jobs, bytes).
+    pub(crate) fn queue_limits(&self) -> (u64, u64) {
+        (self.max_queued_jobs, self.max_queued_input_mib << 20)
     }
 
     pub fn validation(&self) -> Validation {
@@ -158,6 +181,17 @@ impl EngineConfig {
     }
 }
 
+fn kind_of(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Null => "null",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,7 +204,11 @@ mod tests {
         assert!(e.message.contains("verfy"), "{}", e.message);
         assert!(EngineConfig::from_json(r#"{"backend": "gpu"}"#).is_err());
         assert!(EngineConfig::from_json(r#"{"srs_validation": "some"}"#).is_err());
-        assert!(EngineConfig::from_json("[1]").is_err());
+        for not_an_object in ["[1]", "[]", r#"["cpu"]"#, "null", "3", r#""cpu""#, "true"] {
+            let e = EngineConfig::from_json(not_an_object).unwrap_err();
+            assert_eq!(e.status, Status::InvalidArgument, "{not_an_object}");
+            assert!(e.message.contains("must be an object"), "{not_an_object}: {}", e.message);
+        }
         for bad in [
             r#"{"prove_queue_depth": 4294967296}"#,
             r#"{"prove_queue_depth": 0}"#,
@@ -186,6 +224,10 @@ mod tests {
             r#"{"devices": [4096]}"#,
             r#"{"devices": [-1]}"#,
             r#"{"devices": [0], "backend": "cpu"}"#,
+            r#"{"max_queued_jobs": 0}"#,
+            r#"{"max_queued_jobs": 1000001}"#,
+            r#"{"max_queued_input_mib": 0}"#,
+            r#"{"max_queued_input_mib": 1048577}"#,
         ] {
             let e = EngineConfig::from_json(bad).unwrap_err();
             assert_eq!(e.status, Status::InvalidArgument, "{bad}: {}", e.message);

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Proof;
 use blstrs::Bls12;
 
+use super::admission::Ticket;
 use crate::error::Error;
 use crate::prover::PhaseTimings;
 use crate::srs::Srs;
@@ -138,6 +139,8 @@ pub struct JobResult {
 pub struct JobWork {
     pub inputs: JobInputs,
     pub srs: Arc<Srs>,
+    /// The job's share of the queue bounds, given back when the inputs are freed.
+    pub _ticket: Option<Ticket>,
 }
 
 /// An idempotency key and a digest of what it was first submitted with: the same key with
@@ -179,6 +182,7 @@ impl Job {
         priority: i32,
         inputs: JobInputs,
         srs: Arc<Srs>,
+        ticket: Option<Ticket>,
         srs_time: Duration,
         submitted: Instant,
     ) -> Self {
@@ -189,7 +193,7 @@ impl Job {
             priority,
             kind: inputs.kind,
             partitions,
-            work: Mutex::new(Some(Arc::new(JobWork { inputs, srs }))),
+            work: Mutex::new(Some(Arc::new(JobWork { inputs, srs, _ticket: ticket }))),
             submitted,
             cancelled: AtomicBool::new(false),
             inner: Mutex::new(JobInner {

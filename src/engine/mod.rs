@@ -8,6 +8,7 @@
 //!                                     big buffers ─► deallocator thread
 //! ```
 
+mod admission;
 mod circuits;
 mod config;
 mod dealloc;
@@ -22,7 +23,7 @@ mod queue;
 mod status;
 mod workers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -75,6 +76,9 @@ struct JobTable {
     by_id: HashMap<JobId, Arc<Job>>,
     /// Request id → (job, digest of the content it was submitted with).
     by_request: HashMap<String, (JobId, [u8; 32])>,
+    /// Finished jobs in the order they ended, with when: forgetting the expired ones looks at
+    /// these alone, so a submit's bookkeeping does not grow with the jobs remembered.
+    ended: VecDeque<(Instant, JobId)>,
     next_id: JobId,
 }
 
@@ -100,6 +104,7 @@ struct Pending {
     priority: i32,
     submitted: Instant,
     srs_time: Duration,
+    ticket: Option<admission::Ticket>,
 }
 
 /// Longest accepted request id: an idempotency key, not a payload.
@@ -169,6 +174,8 @@ pub(crate) struct Shared {
     host_memory: host_memory::HostMemory,
     /// Set when a stage thread died: why the engine takes no more work.
     broken: Mutex<Option<String>>,
+    /// The bounds on accepted, unfinished work (`max_queued_jobs`, `max_queued_input_mib`).
+    admission: Arc<admission::Admission>,
 }
 
 impl Shared {
@@ -205,6 +212,7 @@ impl Shared {
     fn retire(&self, job: &Job) {
         if let Some(work) = job.take_work() {
             self.dealloc.free(work, 0);
+            self.jobs.lock().unwrap_or_else(|e| e.into_inner()).ended.push_back((Instant::now(), job.id));
         }
         if job.state() != JobState::Done {
             if let Some(key) = &job.request {
@@ -260,11 +268,11 @@ pub struct Engine {
 
 /// "cpu"; "cuda" (an `Unsupported` error naming why when it cannot be used); "auto": CUDA when
 /// compiled in and a device is present, else the CPU. `devices` narrows the CUDA devices; an
-/// ordinal that does not exist is an error under "auto" too (a typo must not mean the CPU).
+/// ordinal that does not exist is an error under "auto" too, also where there is no CUDA at
+/// all (a typo, or a missing driver, must not quietly mean the CPU).
 fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     let only = config.devices.as_deref();
-    // Falling back to the CPU is news, and a warning when devices were asked for.
-    let fallback = if only.is_some() { log::Level::Warn } else { log::Level::Info };
+    let no_such_devices = |why: &str| err!(InvalidArgument, "devices {:?}: no such CUDA device ({why})", only.unwrap_or_default());
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes))),
         #[cfg(feature = "cuda")]
@@ -275,15 +283,18 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
                 log::info!("backend auto: proving on CUDA ({} device(s))", b.device_count());
                 Ok(Box::new(b))
             }
+            Err(e) if e.status == crate::error::Status::Unsupported && only.is_some() => Err(no_such_devices(&e.message)),
             Err(e) if e.status == crate::error::Status::Unsupported => {
-                log::log!(fallback, "backend auto: not using CUDA ({}); proving on the CPU", e.message);
+                log::info!("backend auto: not using CUDA ({}); proving on the CPU", e.message);
                 Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes)))
             }
             Err(e) => Err(e),
         },
         #[cfg(not(feature = "cuda"))]
+        "auto" if only.is_some() => Err(no_such_devices("this build has no CUDA backend: compiled without the `cuda` feature")),
+        #[cfg(not(feature = "cuda"))]
         "auto" => {
-            log::log!(fallback, "backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
+            log::info!("backend auto: this build has no CUDA backend (compiled without the `cuda` feature); proving on the CPU");
             Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes)))
         }
         #[cfg(not(feature = "cuda"))]
@@ -315,7 +326,9 @@ impl Engine {
                 limit >> 20
             );
         }
+        let (max_jobs, max_bytes) = config.queue_limits();
         let shared = Arc::new(Shared {
+            admission: admission::Admission::new(max_jobs, max_bytes),
             config,
             backend,
             srs: SrsManager::default(),
@@ -424,6 +437,9 @@ impl Engine {
                 return Ok(id);
             }
         }
+        // Admitted before parsing (a full queue costs a caller nothing); the ticket goes back if
+        // the request turns out to be bad.
+        let ticket = self.shared.admission.admit(req.request.input_bytes())?;
         let inputs = req.request.parse()?;
         let t_srs = Instant::now();
         let srs = self.shared.srs.get(inputs.circuit)?.ok_or_else(|| {
@@ -436,17 +452,18 @@ impl Engine {
         })?;
         let srs_time = t_srs.elapsed();
         if let (true, Some(proof)) = (self.shared.config.record_circuits, inputs.circuit.seal()) {
-            // Once recorded, the circuit goes where the backend evaluates it, off the provers' path.
-            let (shared, srs_up) = (Arc::downgrade(&self.shared), srs.clone());
+            // Once recorded, the circuit goes where the backend evaluates it, off the provers' path
+            // (unless the SRS was evicted meanwhile: the recording holds no reference to it).
+            let (shared, srs_up) = (Arc::downgrade(&self.shared), Arc::downgrade(&srs));
             let on_ready = move |r1cs: &Arc<crate::synth::R1cs>| {
-                if let Some(shared) = shared.upgrade() {
-                    preload(&shared, &srs_up, Some(r1cs));
+                if let (Some(shared), Some(srs)) = (shared.upgrade(), srs_up.upgrade()) {
+                    preload(&shared, &srs, Some(r1cs));
                 }
             };
             self.shared.circuits.ensure(proof, srs.size_hint(), inputs.circuits.clone(), on_ready);
         }
         let priority = req.priority.unwrap_or(inputs.kind.default_priority());
-        let job = Pending { key, priority, submitted, srs_time };
+        let job = Pending { key, priority, submitted, srs_time, ticket: Some(ticket) };
         self.enqueue(job, inputs, srs)
     }
 
@@ -456,7 +473,7 @@ impl Engine {
     #[doc(hidden)]
     pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
         self.shared.accepting()?;
-        let job = Pending { key: None, priority, submitted: Instant::now(), srs_time: Duration::ZERO };
+        let job = Pending { key: None, priority, submitted: Instant::now(), srs_time: Duration::ZERO, ticket: None };
         self.enqueue(job, crate::kinds::seal_inputs(inputs, [0; 32], 0), srs)
     }
 
@@ -479,7 +496,7 @@ impl Engine {
         if let Some(key) = &p.key {
             t.by_request.insert(key.id.clone(), (id, key.content));
         }
-        let job = Arc::new(Job::new(id, p.key, p.priority, inputs, srs, p.srs_time, p.submitted));
+        let job = Arc::new(Job::new(id, p.key, p.priority, inputs, srs, p.ticket, p.srs_time, p.submitted));
         t.by_id.insert(id, job.clone());
         drop(t);
         self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
@@ -570,16 +587,16 @@ impl Engine {
         status::metrics_text(self)
     }
 
+    /// Forget the jobs that ended more than `job_ttl_secs` ago: the oldest first, stopping at
+    /// the first one still within its TTL (the cost is the jobs forgotten, not those remembered).
     fn forget_expired(&self) {
         let ttl = Duration::from_secs(self.shared.config.job_ttl_secs);
         let mut t = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        let expired: Vec<JobId> = t
-            .by_id
-            .values()
-            .filter(|j| j.lock().finished_at.is_some_and(|f| f.elapsed() > ttl))
-            .map(|j| j.id)
-            .collect();
-        for id in expired {
+        while let Some(&(ended, id)) = t.ended.front() {
+            if ended.elapsed() <= ttl {
+                break;
+            }
+            t.ended.pop_front();
             if let Some(job) = t.by_id.remove(&id) {
                 if let Some(key) = &job.request {
                     if t.by_request.get(&key.id).is_some_and(|(j, _)| *j == id) {

@@ -135,7 +135,7 @@ mod tests {
             circuits: Arc::new(Count(partitions)),
         };
         let inputs = crate::kinds::seal_inputs(inputs, [0; 32], id);
-        Arc::new(Job::new(id, None, priority, inputs, srs.clone(), Duration::ZERO, Instant::now()))
+        Arc::new(Job::new(id, None, priority, inputs, srs.clone(), None, Duration::ZERO, Instant::now()))
     }
 
     #[test]

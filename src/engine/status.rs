@@ -126,6 +126,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
     let d = sh.dealloc.stats();
     let c = &sh.counters;
     let mem = sh.memory.snapshot();
+    let ((queued_jobs, queued_bytes), (max_jobs, max_bytes)) = (sh.admission.held(), sh.admission.limits());
     json!({
         "version": crate::VERSION,
         "abi_version": crate::ABI_VERSION,
@@ -144,6 +145,13 @@ pub(super) fn status_json(engine: &Engine) -> String {
             JobState::Cancelled.name(): by_state[4],
         },
         "unfinished_jobs_by_kind": by_kind,
+        "queue": {
+            "jobs": queued_jobs,
+            "input_bytes": queued_bytes,
+            "max_jobs": max_jobs,
+            "max_input_bytes": max_bytes,
+            "refused": sh.admission.refused(),
+        },
         "totals": {
             "submitted": c.submitted.load(Ordering::Relaxed),
             "done": c.done.load(Ordering::Relaxed),
@@ -187,6 +195,12 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     for (name, v) in [("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
         let _ = writeln!(o, "cuzk_jobs_finished_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
     }
+    let ((queued_jobs, queued_bytes), (max_jobs, max_bytes)) = (sh.admission.held(), sh.admission.limits());
+    single(&mut o, "cuzk_queue_jobs", "gauge", "Jobs accepted and not yet finished (what max_queued_jobs bounds).", queued_jobs);
+    single(&mut o, "cuzk_queue_input_bytes", "gauge", "Bytes of those jobs' inputs, until freed (what max_queued_input_mib bounds).", queued_bytes);
+    single(&mut o, "cuzk_queue_max_jobs", "gauge", "The max_queued_jobs bound.", max_jobs);
+    single(&mut o, "cuzk_queue_max_input_bytes", "gauge", "The max_queued_input_mib bound, in bytes.", max_bytes);
+    single(&mut o, "cuzk_jobs_refused_total", "counter", "Submits refused with QUEUE_FULL since the engine started.", sh.admission.refused());
     single(&mut o, "cuzk_queued_partitions", "gauge", "Partitions waiting for a synthesis worker.", sh.queue.len());
     let awaiting = sh.awaiting_prover.load(Ordering::Relaxed);
     single(&mut o, "cuzk_partitions_awaiting_prover", "gauge", "Synthesized partitions waiting for the prover.", awaiting);

@@ -106,6 +106,7 @@ pub extern "C" fn cuzk_status_name(status: i32) -> *const c_char {
         13 => c"internal panic",
         14 => c"internal error",
         15 => c"faulty sectors",
+        16 => c"queue full",
         _ => c"unknown status",
     };
     s.as_ptr()

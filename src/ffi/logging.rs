@@ -19,13 +19,15 @@ pub type cuzk_log_fn =
 /// `filter`: NULL keeps the current filter, else `RUST_LOG` syntax (`"info"`,
 /// `"cuzk=debug,warn"`); malformed → CUZK_STATUS_INVALID_ARGUMENT and nothing changes.
 /// `callback`: NULL sends records to stderr; otherwise every record passing the filter is handed
-/// to it, from whichever cuzk thread logs (it must be thread-safe and must not call
-/// `cuzk_log_configure`), with `user`. Returns CUZK_STATUS_UNSUPPORTED when the process installed
+/// to it, from whichever cuzk thread logs (it must be thread-safe), with `user`. No cuzk lock is
+/// held while it runs: it may call any cuzk function, this one included. Once this call returns
+/// (called from outside a callback), the callback it replaced is no longer running on any
+/// thread and is never called again. Returns CUZK_STATUS_UNSUPPORTED when the process installed
 /// another Rust `log` logger before cuzk (cuzk's records go to that logger).
 ///
 /// # Safety
 /// `filter` NULL or NUL-terminated; `callback` NULL or a function of that signature that stays
-/// callable (with `user`) until replaced; `err` NULL or writable.
+/// callable (with `user`) until a later call replacing it has returned; `err` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_log_configure(
     filter: *const c_char,

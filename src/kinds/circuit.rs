@@ -94,6 +94,18 @@ impl CircuitId {
         }
     }
 
+    /// The circuit a registered proof's name (as [`Self::name`] writes it: `StackedDrg32GiBV1_1`,
+    /// `StackedDrgWindow32GiBV1_2`, `UpdateStackedDrg32GiBV1`) or a seal proof's number names.
+    pub fn parse(s: &str) -> Result<CircuitId> {
+        if let Some(p) = POST_BY_NUMBER.iter().find(|p| format!("{p:?}") == s) {
+            return Ok(CircuitId::PoSt(*p));
+        }
+        if let Some(p) = UPDATE_BY_NUMBER.iter().find(|p| format!("Update{p:?}") == s) {
+            return Ok(CircuitId::Update(*p));
+        }
+        crate::registry::parse(s).map(CircuitId::Seal)
+    }
+
     /// A circuit of `kind` numbered `n` the filecoin-ffi way for that kind.
     pub fn from_number(kind: super::ProofKind, n: i64) -> Result<CircuitId> {
         use super::ProofKind::*;

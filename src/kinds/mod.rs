@@ -9,6 +9,7 @@ mod compound;
 mod porep;
 pub mod post;
 pub mod update;
+mod vanilla;
 
 use std::sync::Arc;
 
@@ -110,6 +111,17 @@ impl ProofRequest<'_> {
             ProofRequest::WinningPoSt(r) => post::parse_winning(r),
             ProofRequest::WindowPoSt { post: r, partition } => post::parse_window(r, *partition),
             ProofRequest::SnapDeals(r) => update::parse(r),
+        }
+    }
+
+    /// The bytes of the request's inputs (C1 JSON, vanilla proofs): what its parsed inputs hold
+    /// in memory, as the engine's queue bounds count it.
+    pub fn input_bytes(&self) -> u64 {
+        let list = |v: &[&[u8]]| v.iter().map(|b| b.len() as u64).sum::<u64>();
+        match self {
+            ProofRequest::PoRep { c1_json, .. } => c1_json.len() as u64,
+            ProofRequest::WinningPoSt(r) | ProofRequest::WindowPoSt { post: r, .. } => list(&r.vanilla_proofs),
+            ProofRequest::SnapDeals(r) => list(&r.vanilla_proofs),
         }
     }
 

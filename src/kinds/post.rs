@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use filecoin_hashers::{Domain, HashFunction, Hasher};
+use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::types::{FallbackPoStSectorProof, MerkleTreeTrait};
 use filecoin_proofs::PoStType;
 use sha2::{Digest, Sha256};
@@ -15,6 +15,7 @@ use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{self, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
 use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
+use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredPoStProof, Statement};
 use crate::error::{Error, Result, ResultExt, Status};
 use crate::synth::{Assignment, SizeHint};
@@ -77,9 +78,9 @@ enum Shape {
 
 type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
-fn safe<Tree: MerkleTreeTrait>(bytes: &[u8; 32], what: &str) -> Result<TreeDomain<Tree>> {
-    filecoin_proofs::as_safe_commitment(bytes, what).status(Status::InvalidArgument, what)
-}
+/// The most partitions a WindowPoSt deadline holds (builtin-actors' `MAX_PARTITIONS_PER_DEADLINE`,
+/// sized for 10 EiB per miner): a partition index at or past it is no miner's.
+pub const MAX_WINDOW_POST_PARTITIONS: usize = 3000;
 
 /// Upstream's setup: WinningPoSt's circuit has one "sector" per challenge.
 pub(crate) fn vanilla_params(config: &filecoin_proofs::PoStConfig) -> Result<fallback::SetupParams> {
@@ -87,6 +88,13 @@ pub(crate) fn vanilla_params(config: &filecoin_proofs::PoStConfig) -> Result<fal
         PoStType::Winning => filecoin_proofs::parameters::winning_post_setup_params(config).status(Status::Internal, "setup params"),
         PoStType::Window => Ok(filecoin_proofs::parameters::window_post_setup_params(config)),
     }
+}
+
+/// `proof`'s partition circuit without a witness: what its params are made from and counted by
+/// (`synth::shape`).
+pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait>(proof: RegisteredPoStProof) -> Result<FallbackPoStCircuit<Tree>> {
+    let pp = public_params::<Tree>(&proof.as_v1_config(), 1)?;
+    Ok(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params))
 }
 
 fn public_params<Tree: 'static + MerkleTreeTrait>(
@@ -101,31 +109,47 @@ fn public_params<Tree: 'static + MerkleTreeTrait>(
     FallbackPoStCompound::<Tree>::setup(&setup).status(Status::Internal, "PoSt public params")
 }
 
-/// Whether `p` is a valid vanilla proof of its sector at `sector_index` (its place among the
-/// proof's sectors): the checks of upstream's `FallbackPoSt::verify`, for one sector.
-fn sector_ok<Tree: MerkleTreeTrait>(
-    pub_params: &fallback::PublicParams,
-    randomness: &TreeDomain<Tree>,
-    sector_index: usize,
-    p: &FallbackPoStSectorProof<Tree>,
-) -> bool {
-    let [sp] = &p.vanilla_proof.sectors[..] else { return false };
-    let proofs = &sp.inclusion_proofs;
-    if proofs.len() != pub_params.challenge_count || proofs.is_empty() {
-        return false;
+/// Vanilla proof `i` (of sector `p.sector_id`) must have the shape upstream generates: one
+/// sector proof with `challenges` inclusion proofs of the sector's tree R, every element
+/// canonical. Anything else is malformed input (`INVALID_INPUT` naming where), not a fault.
+fn check_shape<Tree: MerkleTreeTrait>(p: &FallbackPoStSectorProof<Tree>, i: usize, challenges: usize, tree: &TreeShape) -> Result<()> {
+    let at = || format!("vanilla proof {i} (sector {})", u64::from(p.sector_id));
+    vanilla::element(&p.comm_r, || format!("{}: comm_r", at()))?;
+    let [sp] = &p.vanilla_proof.sectors[..] else {
+        return Err(err!(InvalidInput, "{}: holds {} sector proofs, one expected", at(), p.vanilla_proof.sectors.len()));
+    };
+    vanilla::element(&sp.comm_c, || format!("{}: comm_c", at()))?;
+    vanilla::element(&sp.comm_r_last, || format!("{}: comm_r_last", at()))?;
+    if sp.inclusion_proofs.len() != challenges {
+        return Err(err!(InvalidInput, "{}: {} inclusion proofs, one per challenge ({challenges}) expected", at(), sp.inclusion_proofs.len()));
     }
-    let comm_r_last = proofs[0].root();
-    if <Tree::Hasher as Hasher>::Function::hash2(&sp.comm_c, &comm_r_last) != p.comm_r {
+    for (n, ip) in sp.inclusion_proofs.iter().enumerate() {
+        vanilla::merkle(ip, tree, &|| format!("{}: inclusion proof {n}", at()))?;
+    }
+    Ok(())
+}
+
+/// Whether the (well-formed) vanilla proof `p` proves its sector as the circuit will check it:
+/// comm_r = H(comm_c, comm_r_last), and for every challenge `n` a valid path from leaf
+/// `challenge(n)`'s challenged node to the proof's comm_r_last. Upstream's vanilla verifier
+/// checks less (WinningPoSt: one challenge of 66; no kind: that the paths end at comm_r_last),
+/// and a sector it lets through fails the whole proof after synthesis.
+fn proves<Tree: MerkleTreeTrait>(
+    vp: &fallback::PublicParams,
+    randomness: &TreeDomain<Tree>,
+    p: &FallbackPoStSectorProof<Tree>,
+    challenge: impl Fn(usize) -> u64,
+) -> bool {
+    let sp = &p.vanilla_proof.sectors[0];
+    if <Tree::Hasher as Hasher>::Function::hash2(&sp.comm_c, &sp.comm_r_last) != p.comm_r {
         return false;
     }
     let mut hasher = Sha256::new();
     hasher.update(AsRef::<[u8]>::as_ref(randomness));
     hasher.update(u64::from(p.sector_id).to_le_bytes());
-    let leaves = pub_params.sector_size as usize / storage_proofs_core::util::NODE_SIZE;
-    proofs.iter().enumerate().all(|(n, ip)| {
-        let index = fallback::get_challenge_index(pub_params.api_version, sector_index, pub_params.challenge_count, n);
-        let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), pub_params, index);
-        ip.root() == comm_r_last && ip.expected_len(leaves) == ip.path().len() && ip.validate(leaf as usize)
+    sp.inclusion_proofs.iter().enumerate().all(|(n, ip)| {
+        let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), vp, challenge(n));
+        ip.root() == sp.comm_r_last && ip.validate(leaf as usize)
     })
 }
 
@@ -136,28 +160,76 @@ fn faulty(sectors: Vec<u64>) -> Error {
     e
 }
 
+/// Partition `k`'s public inputs from its own sectors alone. Upstream's
+/// `FallbackPoStCompound::generate_public_inputs` picks partition k's sectors out of a list of
+/// every partition's, so a caller proving one partition would first have to make k × 2349
+/// placeholder sectors; this is its computation for one partition, through upstream's own
+/// pieces (challenge index, leaf challenge, PoR inputs, the padding of a short partition), and
+/// tested equal to it.
+fn partition_public_inputs<Tree: 'static + MerkleTreeTrait>(
+    vp: &fallback::PublicParams,
+    randomness: &TreeDomain<Tree>,
+    sectors: &[PublicSector<TreeDomain<Tree>>],
+    k: usize,
+) -> Result<Vec<blstrs::Scalar>> {
+    use storage_proofs_core::gadgets::por::PoRCompound;
+    use storage_proofs_core::por;
+    let por_params = por::PublicParams { leaves: vp.sector_size as usize / storage_proofs_core::util::NODE_SIZE, private: true };
+    let mut inputs = Vec::new();
+    for (i, sector) in sectors.iter().enumerate() {
+        inputs.push(sector.comm_r.into());
+        let mut hasher = Sha256::new();
+        hasher.update(AsRef::<[u8]>::as_ref(randomness));
+        hasher.update(u64::from(sector.id).to_le_bytes());
+        for n in 0..vp.challenge_count {
+            let index = fallback::get_challenge_index(vp.api_version, k * vp.sector_count + i, vp.challenge_count, n);
+            let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), vp, index);
+            let pi = por::PublicInputs { commitment: None, challenge: leaf as usize };
+            inputs.extend(PoRCompound::<Tree>::generate_public_inputs(&pi, &por_params, Some(k)).status(Status::Internal, "PoR inputs")?);
+        }
+    }
+    let per_sector = inputs.len().checked_div(sectors.len()).ok_or_else(|| err!(Internal, "a partition without sectors"))?;
+    let last = inputs[inputs.len() - per_sector..].to_vec();
+    while inputs.len() < per_sector * vp.sector_count {
+        inputs.extend_from_slice(&last);
+    }
+    Ok(inputs)
+}
+
 fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -> Result<JobInputs> {
     let config = r.proof.as_v1_config();
     let name = format!("{:?}", r.proof);
-    let proofs: Vec<FallbackPoStSectorProof<Tree>> = decode_all(&r.vanilla_proofs, &format!("{name} vanilla proof"))?;
-    let randomness = safe::<Tree>(&r.randomness, "randomness")?;
-    let prover_id = safe::<Tree>(&r.prover_id, "prover_id")?;
     let per_partition = config.sector_count;
-    let sectors: Vec<PublicSector<TreeDomain<Tree>>> = proofs.iter().map(|p| PublicSector { id: p.sector_id, comm_r: p.comm_r }).collect();
-    let ids: Vec<u64> = proofs.iter().map(|p| u64::from(p.sector_id)).collect();
+    // Counts first: nothing is decoded or allocated for a request of the wrong size.
     match shape {
-        Shape::Winning if proofs.len() != per_partition => {
-            return Err(err!(InvalidInput, "{name} takes {per_partition} vanilla proof(s), got {}", proofs.len()));
+        Shape::WindowPartition(k) if k >= MAX_WINDOW_POST_PARTITIONS => {
+            return Err(err!(
+                InvalidArgument,
+                "{name}: partition index {k} is past the last partition a deadline can hold ({})",
+                MAX_WINDOW_POST_PARTITIONS - 1
+            ));
         }
-        Shape::WindowPartition(_) if proofs.len() > per_partition => {
+        Shape::Winning if r.vanilla_proofs.len() != per_partition => {
+            return Err(err!(InvalidInput, "{name} takes {per_partition} vanilla proof(s), got {}", r.vanilla_proofs.len()));
+        }
+        Shape::WindowPartition(_) if r.vanilla_proofs.len() > per_partition => {
             return Err(err!(
                 InvalidInput,
                 "{name}: one partition holds at most {per_partition} sectors, got {} vanilla proofs",
-                proofs.len()
+                r.vanilla_proofs.len()
             ));
         }
         _ => {}
     }
+    let randomness = vanilla::commitment::<TreeDomain<Tree>>(&r.randomness, "randomness")?;
+    let prover_id = vanilla::commitment::<TreeDomain<Tree>>(&r.prover_id, "prover_id")?;
+    let proofs: Vec<FallbackPoStSectorProof<Tree>> = decode_all(&r.vanilla_proofs, &format!("{name} vanilla proof"))?;
+    let tree = TreeShape::of::<Tree::Proof>(u64::from(config.sector_size) as usize / storage_proofs_core::util::NODE_SIZE);
+    for (i, p) in proofs.iter().enumerate() {
+        check_shape(p, i, config.challenge_count, &tree).map_err(|e| e.context(&name))?;
+    }
+    let sectors: Vec<PublicSector<TreeDomain<Tree>>> = proofs.iter().map(|p| PublicSector { id: p.sector_id, comm_r: p.comm_r }).collect();
+    let ids: Vec<u64> = proofs.iter().map(|p| u64::from(p.sector_id)).collect();
     if matches!(shape, Shape::Window | Shape::WindowPartition(_)) && ids.windows(2).any(|w| w[0] >= w[1]) {
         // Upstream's verifier takes the sectors ordered by number: any other order (or a sector
         // twice) gives a proof that never verifies.
@@ -174,17 +246,22 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
     let pub_params = public_params::<Tree>(&config, partitions)?;
     let vp = &pub_params.vanilla_params;
 
-    // Sector by sector, so the faulty ones can be named.
-    if !matches!(shape, Shape::Winning) {
-        let bad: Vec<u64> = proofs
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| !sector_ok::<Tree>(vp, &randomness, first * per_partition + i, p))
-            .map(|(_, p)| u64::from(p.sector_id))
-            .collect();
-        if !bad.is_empty() {
-            return Err(faulty(bad));
-        }
+    // Every challenge of every sector, sector by sector so the faulty ones can be named.
+    let bad: Vec<u64> = proofs
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| match shape {
+            // One sector; the verifier's circuit sees its challenges as sectors of one challenge.
+            Shape::Winning => !proves::<Tree>(vp, &randomness, p, |n| fallback::get_challenge_index(vp.api_version, n, vp.challenge_count, 0)),
+            _ => {
+                let index = first * per_partition + i;
+                !proves::<Tree>(vp, &randomness, p, |n| fallback::get_challenge_index(vp.api_version, index, vp.challenge_count, n))
+            }
+        })
+        .map(|(_, p)| u64::from(p.sector_id))
+        .collect();
+    if !bad.is_empty() {
+        return Err(faulty(bad));
     }
     let pub_inputs = fallback::PublicInputs { randomness, prover_id, sectors: sectors.clone(), k: (first > 0).then_some(first) };
     // Upstream's own partitioning (and its verification of every partition's vanilla proof).
@@ -195,24 +272,23 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
         }
         _ => filecoin_proofs::partition_vanilla_proofs(&config, vp, &pub_inputs, partitions, &proofs),
     };
-    let partitioned = match partitioned {
-        Ok(p) => p,
-        Err(_) if matches!(shape, Shape::Winning) => return Err(faulty(ids)),
-        Err(e) => return Err(err!(InvalidInput, "{name} vanilla proofs: {e:#}")),
-    };
+    let partitioned = partitioned.map_err(|e| err!(InvalidInput, "{name} vanilla proofs: {e:#}"))?;
     // The public inputs upstream's verifier computes for each partition.
-    let verifier_sectors = match shape {
-        // verify_winning_post repeats the challenged sector once per challenge.
-        Shape::Winning => sectors.iter().cycle().take(vp.sector_count).cloned().collect(),
-        // The partition's sectors at their place among all (the ones before it are not read).
-        Shape::WindowPartition(k) => std::iter::repeat_n(sectors[0].clone(), k * per_partition).chain(sectors.iter().cloned()).collect(),
-        Shape::Window => sectors.clone(),
+    let inputs = match shape {
+        Shape::WindowPartition(k) => vec![partition_public_inputs::<Tree>(vp, &randomness, &sectors, k)?],
+        Shape::Winning | Shape::Window => {
+            let verifier_sectors = match shape {
+                // verify_winning_post repeats the challenged sector once per challenge.
+                Shape::Winning => sectors.iter().cycle().take(vp.sector_count).cloned().collect(),
+                _ => sectors.clone(),
+            };
+            let verifier_inputs = fallback::PublicInputs { randomness, prover_id, sectors: verifier_sectors, k: None };
+            (0..partitions)
+                .map(|j| FallbackPoStCompound::<Tree>::generate_public_inputs(&verifier_inputs, vp, Some(j)))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .status(Status::Internal, "PoSt public inputs")?
+        }
     };
-    let verifier_inputs = fallback::PublicInputs { randomness, prover_id, sectors: verifier_sectors, k: None };
-    let inputs = (0..partitions)
-        .map(|j| FallbackPoStCompound::<Tree>::generate_public_inputs(&verifier_inputs, vp, Some(first + j)))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .status(Status::Internal, "PoSt public inputs")?;
     let kind = if matches!(shape, Shape::Winning) { ProofKind::WinningPoSt } else { ProofKind::WindowPoSt };
     // The circuit as upstream builds it: a single partition's circuit is given only its sectors.
     let circuit_inputs = fallback::PublicInputs { k: None, ..pub_inputs };
@@ -300,15 +376,15 @@ fn statement<Tree: 'static + MerkleTreeTrait>(
     let vp = &pub_params.vanilla_params;
     let mut sectors = Vec::with_capacity(replicas.len());
     for r in replicas {
-        let comm_r = <TreeDomain<Tree>>::try_from_bytes(&r.comm_r).status(Status::InvalidArgument, &format!("comm_r of sector {}", r.sector_id))?;
+        let comm_r = vanilla::commitment::<TreeDomain<Tree>>(&r.comm_r, &format!("comm_r of sector {}", r.sector_id))?;
         sectors.push(PublicSector { id: SectorId::from(r.sector_id), comm_r });
     }
     if config.typ == PoStType::Winning {
         sectors = sectors.iter().cycle().take(vp.sector_count).cloned().collect();
     }
     let pub_inputs = fallback::PublicInputs {
-        randomness: safe::<Tree>(randomness, "randomness")?,
-        prover_id: safe::<Tree>(prover_id, "prover_id")?,
+        randomness: vanilla::commitment(randomness, "randomness")?,
+        prover_id: vanilla::commitment(prover_id, "prover_id")?,
         sectors,
         k: None,
     };
@@ -317,4 +393,38 @@ fn statement<Tree: 'static + MerkleTreeTrait>(
         .collect::<anyhow::Result<Vec<_>>>()
         .status(Status::InvalidArgument, "PoSt public inputs")?;
     Ok(Box::new(PartitionInputs { what: format!("{proof:?}"), inputs }))
+}
+
+#[cfg(test)]
+mod tests {
+    use filecoin_hashers::Domain;
+    use filecoin_proofs::constants::SectorShapeBase;
+
+    use super::*;
+
+    /// Partition k's public inputs from its sectors alone equal upstream's from the list of
+    /// every partition's (V1 challenges depend on a sector's place among all, V1_2 not), for a
+    /// full and a short partition, and for the last partition a deadline can hold.
+    #[test]
+    fn partition_inputs_equal_upstreams_from_every_partitions_sectors() {
+        let d = |i: u64| {
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&(i * 7919 + 1).to_le_bytes());
+            TreeDomain::<SectorShapeBase>::try_from_bytes(&b).unwrap()
+        };
+        for proof in [RegisteredPoStProof::StackedDrgWindow2KiBV1, RegisteredPoStProof::StackedDrgWindow2KiBV1_2] {
+            let config = proof.as_v1_config();
+            let per = config.sector_count;
+            let pp = public_params::<SectorShapeBase>(&config, 1).unwrap();
+            let vp = &pp.vanilla_params;
+            for (k, count) in [(0, per), (1, per), (3, 1), (MAX_WINDOW_POST_PARTITIONS - 1, per)] {
+                let all: Vec<PublicSector<_>> =
+                    (0..(k * per + count) as u64).map(|i| PublicSector { id: SectorId::from(1000 + i), comm_r: d(i) }).collect();
+                let every = fallback::PublicInputs { randomness: d(99), prover_id: d(5), sectors: all.clone(), k: None };
+                let upstream = FallbackPoStCompound::<SectorShapeBase>::generate_public_inputs(&every, vp, Some(k)).unwrap();
+                let ours = partition_public_inputs::<SectorShapeBase>(vp, &d(99), &all[k * per..], k).unwrap();
+                assert!(ours == upstream, "{proof:?} partition {k} of {count} sector(s)");
+            }
+        }
+    }
 }

@@ -4,15 +4,16 @@
 
 use std::sync::Arc;
 
-use filecoin_hashers::Domain;
 use filecoin_proofs::constants::DefaultPieceDomain;
 use filecoin_proofs::types::{MerkleTreeTrait, SectorUpdateConfig};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::proof::ProofScheme;
-use storage_proofs_update::constants::{TreeRDomain, TreeRHasher};
+use storage_proofs_core::merkle::MerkleProof;
+use storage_proofs_update::constants::{TreeDArity, TreeDHasher, TreeRDomain, TreeRHasher};
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof, PublicInputs};
 
 use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
+use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredUpdateProof, Statement};
 use crate::error::{Result, ResultExt, Status};
 
@@ -81,12 +82,11 @@ struct Setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
 fn setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof, c: &UpdateCommitments) -> Result<Setup<Tree>> {
     let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
     let partitions = usize::from(config.update_partitions);
-    let commitment = |b: &[u8; 32], what: &str| TreeRDomain::try_from_bytes(b).status(Status::InvalidArgument, what);
     let pub_inputs = PublicInputs {
         k: partitions,
-        comm_r_old: commitment(&c.comm_r_old, "comm_r_old")?,
-        comm_d_new: DefaultPieceDomain::try_from_bytes(&c.comm_d_new).status(Status::InvalidArgument, "comm_d_new")?,
-        comm_r_new: commitment(&c.comm_r_new, "comm_r_new")?,
+        comm_r_old: vanilla::commitment::<TreeRDomain>(&c.comm_r_old, "comm_r_old")?,
+        comm_d_new: vanilla::commitment::<DefaultPieceDomain>(&c.comm_d_new, "comm_d_new")?,
+        comm_r_new: vanilla::commitment::<TreeRDomain>(&c.comm_r_new, "comm_r_new")?,
         h: config.h,
     };
     let setup = compound_proof::SetupParams {
@@ -96,6 +96,19 @@ fn setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: Registere
     };
     let pub_params = EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")?;
     Ok(Setup { pub_inputs, pub_params })
+}
+
+/// `proof`'s partition circuit without a witness: what its params are made from and counted by
+/// (`synth::shape`).
+pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof) -> Result<EmptySectorUpdateCircuit<Tree>> {
+    let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
+    let setup = compound_proof::SetupParams {
+        vanilla_params: storage_proofs_update::SetupParams { sector_bytes: u64::from(config.sector_size) },
+        partitions: Some(usize::from(config.update_partitions)),
+        priority: false,
+    };
+    let pp = EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")?;
+    Ok(<EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params))
 }
 
 fn inputs<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof, s: &Setup<Tree>) -> Result<PartitionInputs> {
@@ -123,6 +136,12 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(r: &UpdateRequ
         return Err(err!(InvalidInput, "{name} takes {partitions} partition vanilla proof(s), got {}", r.vanilla_proofs.len()));
     }
     let proofs: Vec<PartitionProof<Tree>> = decode_all(&r.vanilla_proofs, &format!("{name} partition vanilla proof"))?;
+    let pp = &s.pub_params.vanilla_params;
+    let tree_r = TreeShape::of::<Tree::Proof>(pp.sector_nodes);
+    let tree_d = TreeShape::of::<MerkleProof<TreeDHasher, TreeDArity>>(pp.sector_nodes);
+    for (k, p) in proofs.iter().enumerate() {
+        check_shape(p, pp, &tree_r, &tree_d, &|| format!("{name} partition vanilla proof {k}"))?;
+    }
     let valid = EmptySectorUpdate::<Tree>::verify_all_partitions(&s.pub_params.vanilla_params, &s.pub_inputs, &proofs)
         .status(Status::InvalidInput, &format!("{name} vanilla proofs"))?;
     if !valid {
@@ -139,6 +158,34 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(r: &UpdateRequ
         circuits: Arc::new(Compound(build)),
         statement: Box::new(statement),
     })
+}
+
+/// A partition vanilla proof must have the shape upstream generates — the apex leaves and
+/// challenge proofs of its sector size, each challenge's three Merkle proofs of tree R (old and
+/// new) and tree D — with every element canonical: `verify_all_partitions` reads them unchecked.
+fn check_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    p: &PartitionProof<Tree>,
+    pp: &storage_proofs_update::PublicParams,
+    tree_r: &TreeShape,
+    tree_d: &TreeShape,
+    at: &dyn Fn() -> String,
+) -> Result<()> {
+    vanilla::element(&p.comm_c, || format!("{}: comm_c", at()))?;
+    if p.apex_leafs.len() != pp.apex_leaf_count {
+        return Err(err!(InvalidInput, "{}: {} apex leaves, {} expected", at(), p.apex_leafs.len(), pp.apex_leaf_count));
+    }
+    for (i, leaf) in p.apex_leafs.iter().enumerate() {
+        vanilla::element(leaf, || format!("{}: apex leaf {i}", at()))?;
+    }
+    if p.challenge_proofs.len() != pp.challenge_count {
+        return Err(err!(InvalidInput, "{}: {} challenge proofs, {} expected", at(), p.challenge_proofs.len(), pp.challenge_count));
+    }
+    for (c, cp) in p.challenge_proofs.iter().enumerate() {
+        vanilla::merkle(&cp.proof_r_old, tree_r, &|| format!("{}: challenge {c} proof_r_old", at()))?;
+        vanilla::merkle(&cp.proof_d_new, tree_d, &|| format!("{}: challenge {c} proof_d_new", at()))?;
+        vanilla::merkle(&cp.proof_r_new, tree_r, &|| format!("{}: challenge {c} proof_r_new", at()))?;
+    }
+    Ok(())
 }
 
 struct UpdateCircuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {

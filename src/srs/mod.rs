@@ -15,6 +15,7 @@ use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKe
 use blstrs::Bls12;
 
 pub use decode::{check_vk, decode_params, ReadAt, Validation};
+pub use shape::expected as expected_shape;
 pub use shape::expected_seal as expected_sections;
 
 use crate::error::Result;
@@ -115,7 +116,7 @@ impl Srs {
     ) -> Result<Srs> {
         let circuit = circuit.into();
         let shape = shape::expected(circuit)?;
-        Self::load_shaped(circuit, path, validation, cache_dir, shape)
+        Self::load_shaped(circuit, path, validation, cache_dir, Some(shape))
     }
 
     /// [`Srs::load_with`] for a params file whose sections must have `shape` points (when known).

@@ -13,6 +13,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::error::{Result, ResultExt, Status};
+use crate::kinds::CircuitId;
 use crate::registry::RegisteredSealProof;
 
 /// Points per params section: ic, h, l, a, b_g1 (= b_g2).
@@ -128,7 +129,17 @@ impl Counter {
 /// (seconds at 2 KiB, minutes at 32 GiB; the SRS loader uses a table of these, see
 /// `srs::shape`).
 pub fn count(proof: RegisteredSealProof) -> Result<CircuitShape> {
-    with_tree_shape!(proof, count_tree, proof)
+    count_circuit(proof.into())
+}
+
+/// [`count`] for the circuit of any kind (PoSt and update circuits from upstream's blank
+/// circuits, as their params are made).
+pub fn count_circuit(circuit: CircuitId) -> Result<CircuitShape> {
+    match circuit {
+        CircuitId::Seal(p) => with_tree_shape!(p, count_seal, p),
+        CircuitId::PoSt(p) => with_tree_shape!(p, count_post, p),
+        CircuitId::Update(p) => with_tree_shape!(p, count_update, p),
+    }
 }
 
 /// `proof`'s partition circuit without a witness: what params are generated from
@@ -144,10 +155,23 @@ pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     ))
 }
 
-fn count_tree<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
-    let circuit = blank_circuit::<Tree>(proof)?;
+fn count_blank(circuit: impl bellperson::Circuit<Scalar>) -> Result<CircuitShape> {
     let mut cs = Counter::default();
     cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "counting")?;
-    bellperson::Circuit::synthesize(circuit, &mut cs).status(Status::Internal, "counting the blank circuit")?;
+    circuit.synthesize(&mut cs).status(Status::Internal, "counting the blank circuit")?;
     Ok(cs.shape())
+}
+
+fn count_seal<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
+    count_blank(blank_circuit::<Tree>(proof)?)
+}
+
+fn count_post<Tree: 'static + MerkleTreeTrait>(proof: crate::kinds::RegisteredPoStProof) -> Result<CircuitShape> {
+    count_blank(crate::kinds::post::blank_circuit::<Tree>(proof)?)
+}
+
+fn count_update<Tree: 'static + MerkleTreeTrait<Hasher = storage_proofs_update::constants::TreeRHasher>>(
+    proof: crate::kinds::RegisteredUpdateProof,
+) -> Result<CircuitShape> {
+    count_blank(crate::kinds::update::blank_circuit::<Tree>(proof)?)
 }

@@ -109,3 +109,66 @@ pub fn c1(data: &[u8]) {
     let _ = cuzk::synth::parse_c1(data, prover, *sector);
     let _ = cuzk::synth::c1_registered_proof(data);
 }
+
+/// The 2 KiB kind fixtures' real vanilla proofs (sealed sectors, no params: parsing needs none).
+pub fn kinds() -> &'static cuzk::fixtures::KindFixtures {
+    static K: OnceLock<cuzk::fixtures::KindFixtures> = OnceLock::new();
+    K.get_or_init(|| cuzk::fixtures::ensure_kind_fixtures(&cuzk::fixtures::default_root(), cuzk::fixtures::DEFAULT_SEED).expect("kind fixtures"))
+}
+
+/// A parsed request's partition 0 synthesized (a mutation rarely leaves a proof that checks out;
+/// when it does, the circuit built from it must not panic either).
+fn synthesize_first(request: cuzk::kinds::ProofRequest<'_>) {
+    if let Ok(inputs) = request.parse() {
+        let _ = inputs.circuits.synthesize(0, cuzk::synth::SizeHint::default());
+    }
+}
+
+/// 32 bytes of `data` (from `at`, zero-padded): a stranger's commitment for the verify calls.
+fn bytes32(data: &[u8], at: usize) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    let tail = data.get(at..).unwrap_or_default();
+    let n = tail.len().min(32);
+    b[..n].copy_from_slice(&tail[..n]);
+    b
+}
+
+/// WinningPoSt: any bytes as the vanilla proof of the challenged sector (submit's parse and
+/// checks), and as the sector's comm_r given to the verifier.
+pub fn vanilla_winning(data: &[u8]) {
+    let k = kinds();
+    let mut r = k.winning.request();
+    r.vanilla_proofs = vec![data];
+    synthesize_first(cuzk::kinds::ProofRequest::WinningPoSt(r));
+    let replica = cuzk::kinds::post::PublicReplica { sector_id: k.winning.sectors[0].0, comm_r: bytes32(data, 8) };
+    let _ = cuzk::kinds::post::winning_statement(k.winning.proof, &k.winning.randomness, &k.winning.prover_id, &[replica]);
+}
+
+/// WindowPoSt: any bytes as the second sector's vanilla proof, for every partition and for
+/// partition 0 alone; and as a comm_r given to the verifier.
+pub fn vanilla_window(data: &[u8]) {
+    let k = kinds();
+    let mut r = k.window.request();
+    r.vanilla_proofs[1] = data;
+    let mut one = k.window.request();
+    one.vanilla_proofs.truncate(2);
+    one.vanilla_proofs[1] = data;
+    synthesize_first(cuzk::kinds::ProofRequest::WindowPoSt { post: r, partition: None });
+    synthesize_first(cuzk::kinds::ProofRequest::WindowPoSt { post: one, partition: Some(0) });
+    let replicas: Vec<_> = k.window.sectors.iter().map(|(id, comm_r)| cuzk::kinds::post::PublicReplica { sector_id: *id, comm_r: *comm_r }).collect();
+    let mut replicas = replicas;
+    replicas[1].comm_r = bytes32(data, 8);
+    let _ = cuzk::kinds::post::window_statement(k.window.proof, &k.window.randomness, &k.window.prover_id, &replicas);
+}
+
+/// SnapDeals: any bytes as the partition vanilla proof; and as comm_r_old / comm_d_new given
+/// to the verifier.
+pub fn vanilla_update(data: &[u8]) {
+    let k = kinds();
+    let mut r = k.update.request();
+    r.vanilla_proofs[0] = data;
+    synthesize_first(cuzk::kinds::ProofRequest::SnapDeals(r));
+    let u = &k.update;
+    let c = cuzk::kinds::update::UpdateCommitments { comm_r_old: bytes32(data, 0), comm_r_new: u.comm_r_new, comm_d_new: bytes32(data, 32) };
+    let _ = cuzk::kinds::update::update_statement(u.proof, &c);
+}

@@ -1,0 +1,4 @@
+#![no_main]
+#[path = "../../tests/fuzzing/mod.rs"]
+mod fuzzing;
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzzing::vanilla_winning(data));
