@@ -79,6 +79,9 @@ type Config struct {
 	// MaxQueuedInputMiB: MiB of those jobs' inputs (C1 JSON, vanilla proofs) beyond which a
 	// submit fails with ErrQueueFull; 0 = default (4096).
 	MaxQueuedInputMiB uint64
+	// VRAMBudgetMiB: MiB of each CUDA device's memory the backend may use; 0 = automatic (what
+	// is free on the device at start, less 2 %). A circuit that does not fit is proved on the CPU.
+	VRAMBudgetMiB uint64
 }
 
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
@@ -99,6 +102,7 @@ type configJSON struct {
 	RecordCircuits   *bool  `json:"record_circuits,omitempty"`
 	MaxQueuedJobs    uint64 `json:"max_queued_jobs,omitempty"`
 	MaxQueuedInput   uint64 `json:"max_queued_input_mib,omitempty"`
+	VRAMBudgetMiB    uint64 `json:"vram_budget_mib,omitempty"`
 }
 
 func (c Config) marshal() ([]byte, error) {
@@ -120,6 +124,7 @@ func (c Config) marshal() ([]byte, error) {
 		DrainOnFree:      c.DrainOnClose,
 		MaxQueuedJobs:    c.MaxQueuedJobs,
 		MaxQueuedInput:   c.MaxQueuedInputMiB,
+		VRAMBudgetMiB:    c.VRAMBudgetMiB,
 	}
 	if c.SkipVerify {
 		f := false

@@ -46,6 +46,14 @@
 // SnapDeals 0 (higher runs first).
 #define CUZK_PRIORITY_DEFAULT INT32_MIN
 
+#define GIB (1 << 30)
+
+#define MIB (1 << 20)
+
+// What the budget keeps back on a device for what no plan counts: the CUDA context, sppark's
+// twiddle and constant tables, allocator rounding.
+#define CONTEXT_RESERVE GIB
+
 // Job states as seen by callers. Numbers are part of the C ABI.
 enum cuzk_job_state
 #ifdef __cplusplus

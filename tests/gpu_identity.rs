@@ -239,3 +239,28 @@ fn every_proof_kind_on_the_gpu() {
         eprintln!("{name}: {} partition(s) byte-identical on the GPU; engine proof verified by filecoin-proofs", inputs.circuits.partitions());
     }
 }
+
+/// A VRAM budget decides where the real 2 KiB partition is proved: with room for two lanes or
+/// one on the device, and a budget too small for the resident circuit on the CPU (counted as a
+/// CPU fallback) — every time the same bytes as the CPU backend's proof for fixed r, s.
+#[test]
+fn vram_budgets_decide_lanes_or_the_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    use cuzk::prover::vram::{CircuitSizes, Footprint, MIB};
+    let f = common::fixture();
+    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
+    let (r, s) = (Scalar::from(5u64), Scalar::from(8u64));
+    let want = bytes(&CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
+    let need = Footprint::of(&CircuitSizes::of(&srs, 0));
+    for (budget, on_cpu) in [(need.resident(2) + 64 * MIB, false), (need.resident(1) + 64 * MIB, false), (need.resident(1) / 2, true)] {
+        let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
+        assert_eq!(gpu.devices()[0].budget_bytes, Some(budget));
+        let p = gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap();
+        assert_eq!(bytes(&p.proof), want, "budget {} MiB", budget / MIB);
+        assert_eq!(p.cpu_fallback, on_cpu, "budget {} MiB", budget / MIB);
+    }
+}

@@ -21,6 +21,10 @@ pub(crate) const MAX_CPU_LANES: usize = 16;
 /// CUDA device ordinals are small; a larger one is a typo.
 pub(crate) const MAX_DEVICES: usize = 1024;
 pub(crate) const MAX_MAX_QUEUED_JOBS: u64 = 1_000_000;
+/// The smallest VRAM budget worth configuring (the CUDA context alone takes a few hundred MiB),
+/// and the largest (16 TiB: no device comes near it).
+pub(crate) const MIN_VRAM_BUDGET_MIB: u64 = 1024;
+pub(crate) const MAX_VRAM_BUDGET_MIB: u64 = 1 << 24;
 pub(crate) const MAX_MAX_QUEUED_INPUT_MIB: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -75,6 +79,10 @@ pub struct EngineConfig {
     /// MiB of those jobs' inputs (C1 JSON, vanilla proofs: ~50 MB per 32 GiB C1) beyond which a
     /// submit is refused the same way. A job's inputs count until they are freed.
     pub max_queued_input_mib: u64,
+    /// MiB of each CUDA device's memory the backend may use (0 = automatic: what is free on
+    /// the device when the engine starts, less 2 %). A circuit whose proofs do not fit is proved
+    /// on the CPU (logged); with less than two partitions' room a device proves one at a time.
+    pub vram_budget_mib: u64,
 }
 
 impl Default for EngineConfig {
@@ -96,6 +104,7 @@ impl Default for EngineConfig {
             record_circuits: true,
             max_queued_jobs: 1000,
             max_queued_input_mib: 4096,
+            vram_budget_mib: 0,
         }
     }
 }
@@ -149,12 +158,21 @@ impl EngineConfig {
         bounded("job_ttl_secs", self.job_ttl_secs, 0, MAX_JOB_TTL_SECS, "at most 30 days")?;
         bounded("max_queued_jobs", self.max_queued_jobs, 1, MAX_MAX_QUEUED_JOBS, "jobs accepted and not yet finished")?;
         bounded("max_queued_input_mib", self.max_queued_input_mib, 1, MAX_MAX_QUEUED_INPUT_MIB, "MiB of unfinished jobs' inputs; at most 1 TiB")?;
+        if self.vram_budget_mib != 0 {
+            bounded("vram_budget_mib", self.vram_budget_mib, MIN_VRAM_BUDGET_MIB, MAX_VRAM_BUDGET_MIB, "0 = automatic; MiB of each CUDA device")?;
+        }
         for (key, dir) in [("params_dir", &self.params_dir), ("srs_cache_dir", &self.srs_cache_dir)] {
             if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
                 return Err(err!(InvalidArgument, "{key} is an empty path (leave it out for the default)"));
             }
         }
         Ok(())
+    }
+
+    /// The configured VRAM budget in bytes (None: automatic).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn vram_budget(&self) -> Option<u64> {
+        (self.vram_budget_mib > 0).then(|| self.vram_budget_mib << 20)
     }
 
     /// The queue bounds as (jobs, bytes).
@@ -228,6 +246,8 @@ mod tests {
             r#"{"max_queued_jobs": 1000001}"#,
             r#"{"max_queued_input_mib": 0}"#,
             r#"{"max_queued_input_mib": 1048577}"#,
+            r#"{"vram_budget_mib": 1023}"#,
+            r#"{"vram_budget_mib": 16777217}"#,
         ] {
             let e = EngineConfig::from_json(bad).unwrap_err();
             assert_eq!(e.status, Status::InvalidArgument, "{bad}: {}", e.message);
@@ -235,6 +255,8 @@ mod tests {
         let e = EngineConfig::from_json(r#"{"synthesis_workers": 100000}"#).unwrap_err();
         assert!(e.message.contains("synthesis_workers") && e.message.contains("1024"), "{}", e.message);
         assert!(EngineConfig::from_json(r#"{"synthesis_workers": 1024, "prove_queue_depth": 1024}"#).is_ok());
+        assert_eq!(EngineConfig::from_json(r#"{"vram_budget_mib": 16384}"#).unwrap().vram_budget(), Some(16 << 30));
+        assert_eq!(EngineConfig::from_json(r#"{"vram_budget_mib": 0}"#).unwrap().vram_budget(), None);
         assert_eq!(EngineConfig::from_json(r#"{"devices": [1, 0]}"#).unwrap().devices, Some(vec![1, 0]));
         let e = EngineConfig::from_json(r#"{"devices": [0, 1, 0]}"#).unwrap_err();
         assert!(e.message.contains("device 0 twice"), "{}", e.message);

@@ -276,9 +276,9 @@ fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes))),
         #[cfg(feature = "cuda")]
-        "cuda" => Ok(Box::new(crate::prover::CudaBackend::with_lanes(only, config.gpu_lanes)?)),
+        "cuda" => Ok(Box::new(crate::prover::CudaBackend::with_budget(only, config.gpu_lanes, config.vram_budget())?)),
         #[cfg(feature = "cuda")]
-        "auto" => match crate::prover::CudaBackend::with_lanes(only, config.gpu_lanes) {
+        "auto" => match crate::prover::CudaBackend::with_budget(only, config.gpu_lanes, config.vram_budget()) {
             Ok(b) => {
                 log::info!("backend auto: proving on CUDA ({} device(s))", b.device_count());
                 Ok(Box::new(b))

@@ -70,12 +70,18 @@ pub(super) fn status_json(engine: &Engine) -> String {
     let sh = &engine.shared;
     let uptime = sh.started.elapsed();
     let (by_state, by_kind) = jobs_by_state(engine);
+    let on_devices = !sh.backend.devices().is_empty();
     let srs: Vec<Value> = sh
         .srs
         .all()
         .iter()
         .map(|s| {
+            // What its proofs need on a device in resident mode (`prover::vram`), for sizing.
+            let r1cs = s.circuit.seal().and_then(|p| sh.circuits.get(p)).map_or(0, |r| r.stats().bytes as u64);
+            let f = crate::prover::vram::Footprint::of(&crate::prover::vram::CircuitSizes::of(s, r1cs));
+            let vram = on_devices.then(|| json!({"one_lane_bytes": f.resident(1), "two_lanes_bytes": f.resident(2)}));
             json!({
+                "vram_needed": vram,
                 "registered_proof": s.circuit.name(),
                 "kind": s.circuit.kind().name(),
                 "path": s.path.display().to_string(),
@@ -97,6 +103,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "name": d.name,
                 "total_bytes": d.total_bytes,
                 "free_bytes": d.free_bytes,
+                "vram_budget_bytes": d.budget_bytes,
                 "usable": d.usable,
                 "error": d.error,
                 "proofs": d.proofs,
@@ -249,6 +256,10 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         family(&mut o, "cuzk_device_memory_free_bytes", "gauge", "Free device memory when scraped, by device (SRS bases, circuits and workspaces stay resident).");
         for (d, free) in devices.iter().filter_map(|d| Some((d, d.free_bytes?))) {
             let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {free}", d.index);
+        }
+        family(&mut o, "cuzk_device_vram_budget_bytes", "gauge", "Device memory the backend may use, by device (vram_budget_mib, or what was free at start less 2 %).");
+        for (d, b) in devices.iter().filter_map(|d| Some((d, d.budget_bytes?))) {
+            let _ = writeln!(o, "cuzk_device_vram_budget_bytes{{device=\"{}\"}} {b}", d.index);
         }
         family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
         for d in &devices {

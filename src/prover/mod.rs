@@ -11,6 +11,7 @@ mod cuda;
 pub mod ifma;
 pub mod msm;
 mod ntt;
+pub mod vram;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,6 +96,8 @@ pub struct DeviceStatus {
     pub failures: u64,
     /// Partitions it proves at once (its lanes in use).
     pub lanes: usize,
+    /// Device bytes the backend may use on it (`vram_budget_mib`, or what was free at start).
+    pub budget_bytes: Option<u64>,
     /// Time at least one of its lanes was held by a proof (overlapping lanes count once).
     pub busy: Duration,
 }

@@ -83,6 +83,11 @@ pub enum OnesSums {
     Sppark,
 }
 
+/// The device memory `srs`'s proofs need (with `r1cs` when a, b, c come from a recorded circuit).
+fn footprint(srs: &Srs, r1cs: Option<&Arc<R1cs>>) -> crate::prover::vram::Footprint {
+    crate::prover::vram::Footprint::of(&crate::prover::vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)))
+}
+
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
 /// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
@@ -103,6 +108,8 @@ pub struct CudaBackend {
     sparse_beside_h: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
+    /// Circuits (their params files) logged as too big for every device's VRAM budget.
+    too_big_logged: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
 }
 
 /// What an injected fault does (test builds only, [`CudaBackend::inject_fault`]).
@@ -139,11 +146,19 @@ impl CudaBackend {
     /// [`CudaBackend::on_devices`] proving `lanes` partitions at once per device (0: the
     /// default, [`pool::MAX_LANES`]).
     pub fn with_lanes(only: Option<&[usize]>, lanes: usize) -> Result<CudaBackend> {
+        Self::with_budget(only, lanes, None)
+    }
+
+    /// [`CudaBackend::with_lanes`] using at most `budget` bytes of each device's memory (None:
+    /// what is free on it at start, less 2 %; see `prover::vram`). A circuit whose proofs do not
+    /// fit any device's budget is proved on the CPU (logged once per circuit, counted in each
+    /// proof's `cpu_fallback`).
+    pub fn with_budget(only: Option<&[usize]>, lanes: usize, budget: Option<u64>) -> Result<CudaBackend> {
         ffi::check_abi()?;
         if Scalar::MULTIPLICATIVE_GENERATOR != Scalar::from(7u64) {
             return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
-        let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes })?;
+        let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes }, budget)?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
         let spmv_warp = !matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("row"));
         let sparse_beside_h = !matches!(std::env::var("CUZK_CUDA_SPARSE").as_deref(), Ok("after"));
@@ -159,6 +174,7 @@ impl CudaBackend {
             queries_before_gate: AtomicBool::new(true),
             sparse_beside_h: AtomicBool::new(sparse_beside_h),
             fallback_logged: AtomicBool::new(false),
+            too_big_logged: std::sync::Mutex::default(),
         })
     }
 
@@ -346,6 +362,33 @@ impl CudaBackend {
         Ok(p)
     }
 
+    /// Whether a device can prove `asg` against `srs` within its budget; when none can, says so
+    /// once per circuit (the proof then goes to the CPU).
+    fn fits(&self, srs: &Srs, asg: &Assignment) -> bool {
+        let f = footprint(srs, asg.deferred.as_ref());
+        if self.pool.fits(&f) {
+            return true;
+        }
+        if self.too_big_logged.lock().unwrap_or_else(|e| e.into_inner()).insert(srs.path.clone()) {
+            log::error!(
+                "the proofs of {} need ~{} MiB of device memory (SRS and recorded circuit resident, one partition at a time); \
+                 no CUDA device's VRAM budget holds that ({}): proving them on the CPU. This build has no mode that \
+                 streams the SRS from host memory.",
+                srs.circuit.name(),
+                f.resident(1) >> 20,
+                self.pool.status().iter().map(|d| format!("device {}: {} MiB", d.index, d.budget_bytes.unwrap_or(0) >> 20)).collect::<Vec<_>>().join(", ")
+            );
+        }
+        false
+    }
+
+    /// A proof on the CPU because no device's budget holds its circuit.
+    fn cpu_instead(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
+        let mut p = CpuBackend::default().prove(srs, asg, r, s)?;
+        p.cpu_fallback = true;
+        Ok(p)
+    }
+
     /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
     /// configured). r is needed here: the significant B_G1 terms enter the H MSM as r·b.
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
@@ -406,6 +449,9 @@ impl Backend for CudaBackend {
         if !self.pool.any_usable() {
             return self.cpu_fallback(srs, assignment, r, s);
         }
+        if !self.fits(srs, &assignment) {
+            return self.cpu_instead(srs, assignment, r, s);
+        }
         let started = self.prove_start(srs, assignment, r, s)?;
         self.prove_finish(srs, started)
     }
@@ -433,6 +479,9 @@ impl Backend for CudaBackend {
     fn start(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {
         if !self.pool.any_usable() {
             return self.cpu_fallback(srs, assignment, r, s).map(Begun::Done);
+        }
+        if !self.fits(srs, &assignment) {
+            return self.cpu_instead(srs, assignment, r, s).map(Begun::Done);
         }
         Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G2Affine};
 
 use super::ffi::{self, DeviceInfo};
+use crate::prover::vram::{self, Footprint, Plan};
 use crate::busy::BusyClock;
 use crate::error::Result;
 use crate::prover::{DeviceStatus, PhaseTimings};
@@ -34,6 +35,8 @@ fn gates(n: usize) -> &'static [Mutex<()>] {
 
 struct CachedSrs {
     key: [usize; 5],
+    /// Device bytes of its bases.
+    bytes: u64,
     alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
     dev: Arc<ffi::DeviceSrs>,
 }
@@ -56,6 +59,7 @@ fn srs_key(srs: &Srs) -> [usize; 5] {
 }
 
 struct CachedR1cs {
+    bytes: u64,
     alive: Weak<R1cs>,
     dev: Arc<ffi::DeviceR1cs>,
 }
@@ -76,12 +80,27 @@ pub struct OnDevice {
 
 impl Resident {
     /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded through `ws`
-    /// first if needed (evicting the other SRSes or circuits when the device is out of memory).
-    /// Pushes the upload times when it uploads.
-    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<OnDevice> {
+    /// first if needed (evicting the other SRSes or circuits when the device is out of memory,
+    /// or when keeping them would put the device over `room`: the bytes the budget leaves for
+    /// resident SRSes and circuits beside this proof's workspaces and scratch). Pushes the
+    /// upload times when it uploads.
+    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, room: u64, t: &mut PhaseTimings) -> Result<OnDevice> {
         self.srs.retain(CachedSrs::alive);
         self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
+        let others: u64 = self.srs.iter().filter(|e| e.key != key).map(|e| e.bytes).sum::<u64>()
+            + self.r1cs.iter().filter(|c| r1cs.is_none_or(|r| !std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r)))).map(|c| c.bytes).sum::<u64>();
+        let mine = vram::Footprint::of(&vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)));
+        if others > 0 && others + mine.srs + mine.r1cs > room {
+            log::info!(
+                "the VRAM budget holds {} MiB of SRS and circuits for {} beside its proof: evicting {} MiB of others",
+                room >> 20,
+                srs.path.display(),
+                others >> 20
+            );
+            self.srs.retain(|e| e.key == key);
+            self.r1cs.retain(|c| r1cs.is_some_and(|r| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))));
+        }
         let i = match self.srs.iter().position(|e| e.key == key) {
             Some(i) => i,
             None => self.upload(ws, srs, key, t)?,
@@ -110,7 +129,7 @@ impl Resident {
         t.push("gpu_r1cs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_r1cs_upload_wall", wall.elapsed());
         log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
-        self.r1cs.push(CachedR1cs { alive: Arc::downgrade(r), dev: Arc::new(dev) });
+        self.r1cs.push(CachedR1cs { bytes: r.stats().bytes as u64, alive: Arc::downgrade(r), dev: Arc::new(dev) });
         Ok(self.r1cs.len() - 1)
     }
 
@@ -137,7 +156,8 @@ impl Resident {
             [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
-        self.srs.push(CachedSrs { key, alive, dev: Arc::new(dev) });
+        let bytes = vram::Footprint::of(&vram::CircuitSizes::of(srs, 0)).srs;
+        self.srs.push(CachedSrs { key, bytes, alive, dev: Arc::new(dev) });
         Ok(self.srs.len() - 1)
     }
 }
@@ -155,6 +175,12 @@ struct Health {
 pub struct Device {
     pub index: i32,
     pub info: DeviceInfo,
+    /// Device bytes the backend may use (`vram_budget_mib`, or what was free at open less 2 %).
+    pub budget: u64,
+    /// Whether the budget was configured: then the plan's lane count is a limit. An automatic
+    /// budget (the whole device) only decides whether a circuit fits at all; its lanes are
+    /// learnt from the device (a second workspace that does not fit drops it to one lane).
+    strict: bool,
     /// Each lane's workspace (stream, events, pinned staging, scratch), created on first use.
     lanes: Vec<Mutex<Option<ffi::Workspace>>>,
     /// Lanes proofs may take: drops to 1 once a second workspace did not fit in VRAM.
@@ -191,6 +217,16 @@ impl Device {
     fn lanes_usable(&self) -> usize {
         self.lanes_usable.load(Ordering::Relaxed).clamp(1, self.lanes.len())
     }
+
+    /// Lanes a circuit of footprint `f` may use on this device within its budget (0: it does
+    /// not fit at all).
+    pub fn lanes_for(&self, f: &Footprint) -> usize {
+        match vram::plan(f, self.budget, self.lanes_usable()) {
+            Plan::Resident { lanes, .. } if self.strict => lanes,
+            Plan::Resident { .. } => self.lanes_usable(),
+            Plan::TooSmall { .. } => 0,
+        }
+    }
 }
 
 /// One lane of a device held for one proof: its workspace. The device's MSM gate is taken
@@ -224,11 +260,15 @@ impl Held<'_> {
         Ok(self.ws.as_mut().expect("initialized above"))
     }
 
-    /// `srs` (and `r1cs`) resident on the device, uploaded through this lane if needed.
+    /// `srs` (and `r1cs`) resident on the device, uploaded through this lane if needed, within
+    /// the device's budget (other circuits' copies go first when it cannot hold them all).
     pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<OnDevice> {
         let dev = self.dev;
+        let f = vram::Footprint::of(&vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)));
+        let lanes = dev.lanes_for(&f).max(1) as u64;
+        let room = dev.budget.saturating_sub(f.resident(lanes as usize) - f.srs - f.r1cs);
         let ws = self.workspace()?;
-        dev.resident().get(ws, srs, r1cs, t)
+        dev.resident().get(ws, srs, r1cs, room, t)
     }
 
     /// Whether this is the device's only held lane (of this pool) right now.
@@ -313,20 +353,31 @@ impl Pool {
     /// `CUDA_VISIBLE_DEVICES`), or all of them, with `lanes` lanes each (at most
     /// [`MAX_LANES`]). `Unsupported` naming why when there is no device; `InvalidArgument` for
     /// an ordinal that does not exist.
-    pub fn open(only: Option<&[usize]>, lanes: usize) -> Result<Pool> {
+    pub fn open(only: Option<&[usize]>, lanes: usize, budget: Option<u64>) -> Result<Pool> {
         let n = ffi::device_count().map_err(|e| err!(Unsupported, "no usable CUDA device: {}", e.message))?;
         let chosen: Vec<usize> = only.map_or_else(|| (0..n).collect(), <[usize]>::to_vec);
         if let Some(&bad) = chosen.iter().find(|&&d| d >= n) {
             return Err(err!(InvalidArgument, "devices: there is no CUDA device {bad} (this process sees {n}, numbered from 0)"));
         }
         let lanes = lanes.clamp(1, MAX_LANES);
+        let budget_configured = budget.is_some();
         let mut devices = Vec::with_capacity(chosen.len());
         for i in chosen {
             let info = ffi::device_info(i as i32)?;
-            log::info!("CUDA device {i}: {} ({} MiB)", info.name, info.total_bytes >> 20);
+            let budget = vram::budget(budget, info.total_bytes, info.free_bytes);
+            log::info!(
+                "CUDA device {i}: {} ({} MiB, {} MiB free; VRAM budget {} MiB{})",
+                info.name,
+                info.total_bytes >> 20,
+                info.free_bytes >> 20,
+                budget >> 20,
+                if budget_configured { ", vram_budget_mib" } else { "" }
+            );
             devices.push(Device {
                 index: i as i32,
                 info,
+                budget,
+                strict: budget_configured,
                 lanes: (0..lanes).map(|_| Mutex::new(None)).collect(),
                 lanes_usable: AtomicUsize::new(lanes),
                 resident: Mutex::default(),
@@ -349,6 +400,11 @@ impl Pool {
         self.devices.iter().any(Device::usable)
     }
 
+    /// Whether a usable device's budget holds a circuit of footprint `f`.
+    pub fn fits(&self, f: &Footprint) -> bool {
+        self.devices.iter().any(|d| d.usable() && d.lanes_for(f) > 0)
+    }
+
     /// Lanes proofs can run on at once, over the usable devices.
     pub fn lanes(&self) -> usize {
         self.devices.iter().filter(|d| d.usable()).map(Device::lanes_usable).sum()
@@ -364,11 +420,12 @@ impl Pool {
         Some(f(dev))
     }
 
-    /// Upload `srs` (and `circuit`, a recorded circuit of its proof) to every usable device now
-    /// (through its first lane, waiting for it), so no proof pays for the upload
+    /// Upload `srs` (and `circuit`, a recorded circuit of its proof) to every usable device whose
+    /// budget holds them now (through its first lane, waiting for it), so no proof pays for the upload
     /// (`Resident::get` logs each upload; what is resident already is not uploaded again).
     pub fn preload(&self, srs: &Srs, circuit: Option<&Arc<R1cs>>) -> Result<()> {
-        for dev in self.devices.iter().filter(|d| d.usable()) {
+        let f = Footprint::of(&vram::CircuitSizes::of(srs, circuit.map_or(0, |r| r.stats().bytes as u64)));
+        for dev in self.devices.iter().filter(|d| d.usable() && d.lanes_for(&f) > 0) {
             let mut held = Held::new(dev, 0, dev.lane(0), self.visible);
             let res = held.resident(srs, circuit, &mut PhaseTimings::default()).map(drop);
             if res.is_err() {
@@ -382,28 +439,32 @@ impl Pool {
     /// An idle lane of a usable device if there is one (devices in turn), else a lane of the
     /// next usable device (waiting for that one: the engine runs one prover thread per lane, so
     /// its provers always find an idle one). None once every device is unusable.
-    pub fn hold(&self) -> Option<Held<'_>> {
+    ///
+    /// Only devices whose budget holds a circuit of footprint `f`, and only the lanes it allows
+    /// there (`vram::plan`); None when no usable device holds it.
+    pub fn hold(&self, f: &Footprint) -> Option<Held<'_>> {
         let n = self.devices.len();
         loop {
             let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
-            let order: Vec<usize> = (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable()).collect();
+            let order: Vec<usize> =
+                (0..n).map(|k| (first + k) % n).filter(|&i| self.devices[i].usable() && self.devices[i].lanes_for(f) > 0).collect();
             let idle = order.iter().find_map(|&i| {
                 let dev = &self.devices[i];
-                (0..dev.lanes_usable()).find_map(|k| dev.try_lane(k).map(|ws| (i, k, ws)))
+                (0..dev.lanes_for(f)).find_map(|k| dev.try_lane(k).map(|ws| (i, k, ws)))
             });
             let (i, lane, ws) = match idle {
                 Some(held) => held,
                 None => {
                     let &i = order.first()?;
                     let dev = &self.devices[i];
-                    let k = self.next.load(Ordering::Relaxed) % dev.lanes_usable();
+                    let k = self.next.load(Ordering::Relaxed) % dev.lanes_for(f).max(1);
                     (i, k, dev.lane(k))
                 }
             };
             let dev = &self.devices[i];
-            if dev.usable() && lane < dev.lanes_usable() {
+            if dev.usable() && lane < dev.lanes_for(f) {
                 return Some(Held::new(dev, lane, ws, self.visible));
-            } // lost (or down to one lane) while we waited for it: choose again
+            } // lost (or down to fewer lanes) while we waited for it: choose again
         }
     }
 
@@ -424,6 +485,7 @@ impl Pool {
                     proofs: h.proofs,
                     failures: h.failures,
                     lanes: d.lanes_usable(),
+                    budget_bytes: Some(d.budget),
                     busy: h.busy.busy(),
                 }
             })

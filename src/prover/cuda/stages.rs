@@ -12,7 +12,7 @@ use ff::{Field, PrimeField};
 use super::ffi;
 use super::prep::SparseScalars;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
-use super::CudaBackend;
+use super::{footprint, CudaBackend};
 use crate::error::Result;
 use crate::prover::msm::msm_sparse;
 use crate::prover::PhaseTimings;
@@ -235,10 +235,11 @@ impl CudaBackend {
         let mut out = ffi::new_out();
 
         let fold = fold_r.is_some() && h_on_gpu;
+        let footprint = footprint(srs, recorded.map(|r| r.0));
         let mut ready = ready;
         let (q, wall) = loop {
             let t_lock = Instant::now();
-            let mut held = self.pool.hold().ok_or_else(|| err!(Prover, "no usable CUDA device is left"))?;
+            let mut held = self.pool.hold(&footprint).ok_or_else(|| err!(Prover, "no usable CUDA device with the VRAM budget for this circuit is left"))?;
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
             let beside = self.sparse_beside_h() && held.alone();
