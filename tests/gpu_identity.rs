@@ -163,7 +163,9 @@ fn backend_selection_names_why_cuda_is_unavailable() {
             assert_eq!(e.status, Status::Unsupported);
             assert!(e.message.contains("CUDA"), "{}", e.message);
             assert_eq!(Engine::new(cfg("auto")).unwrap().backend_name(), "cpu");
-            assert_eq!(Engine::new(on("auto", 0)).unwrap().backend_name(), "cpu");
+            // Naming a device that is not there is a mistake, not a reason to prove on the CPU.
+            let e = Engine::new(on("auto", 0)).err().expect("auto with a device that does not exist");
+            assert_eq!(e.status, Status::InvalidArgument, "{}", e.message);
             assert_eq!(Engine::new(on("cuda", 0)).err().expect("no device").status, Status::Unsupported);
         }
     }
