@@ -363,7 +363,7 @@ func (e *Engine) VerifySealStatement(info SealStatement) (bool, error) {
 		st := C.cuzk_verify_seal(p, C.int64_t(info.SealProof),
 			(*C.uint8_t)(&info.CommR[0]), (*C.uint8_t)(&info.CommD[0]), (*C.uint8_t)(&prover[0]),
 			C.uint64_t(info.Sector), (*C.uint8_t)(&info.Ticket[0]), (*C.uint8_t)(&info.Seed[0]),
-			(*C.uint8_t)(&info.Proof[0]), C.uintptr_t(len(info.Proof)), &valid, &cerr)
+			(*C.uint8_t)(&info.Proof[0]), C.size_t(len(info.Proof)), &valid, &cerr)
 		if st != C.CUZK_STATUS_OK {
 			return takeError(st, cerr)
 		}

@@ -105,7 +105,7 @@ func takeError(st C.cuzk_status, cerr *C.cuzk_error) error {
 	// The message is borrowed from cerr: copy it before the deferred free.
 	e := &Error{Code: Code(C.cuzk_error_code(cerr)), Message: C.GoString(C.cuzk_error_message(cerr))}
 	var sectors *C.uint64_t
-	var n C.uintptr_t
+	var n C.size_t
 	if C.cuzk_error_sectors(cerr, &sectors, &n) == C.CUZK_STATUS_OK && n > 0 {
 		for _, s := range unsafe.Slice(sectors, int(n)) {
 			e.Sectors = append(e.Sectors, abi.SectorNumber(s))

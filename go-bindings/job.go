@@ -137,7 +137,7 @@ func (e *Engine) SubmitC2(ctx context.Context, req C2Request) (*Job, error) {
 	}
 	job, err := e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
 		// C1 and prover are Go memory without Go pointers, borrowed for the call only.
-		return C.cuzk_submit_porep_c2(p, (*C.uint8_t)(&req.C1[0]), C.uintptr_t(len(req.C1)),
+		return C.cuzk_submit_porep_c2(p, (*C.uint8_t)(&req.C1[0]), C.size_t(len(req.C1)),
 			C.uint64_t(req.Sector), (*C.uint8_t)(&prover[0]), C.int32_t(req.Priority), crid, id, cerr)
 	})
 	runtime.KeepAlive(req.C1)
@@ -323,7 +323,7 @@ func parseTimings(js []byte) (Timings, error) {
 // the caller).
 func copyProof(cproof *C.cuzk_proof) (*Proof, error) {
 	var ptr *C.uint8_t
-	var n C.uintptr_t
+	var n C.size_t
 	var cerr *C.cuzk_error
 	if st := C.cuzk_proof_bytes(cproof, &ptr, &n, &cerr); st != C.CUZK_STATUS_OK {
 		return nil, takeError(st, cerr)

@@ -59,7 +59,7 @@ func (e *Engine) LoadKindSRS(k Kind, registeredProof int64, path string) error {
 
 // cBytesList copies byte strings into C memory (a cuzk_bytes array may not point at Go memory);
 // free releases it.
-func cBytesList(list [][]byte) (*C.cuzk_bytes, C.uintptr_t, func(), error) {
+func cBytesList(list [][]byte) (*C.cuzk_bytes, C.size_t, func(), error) {
 	if len(list) == 0 {
 		return nil, 0, func() {}, errf(CodeInvalidArgument, "no vanilla proofs given")
 	}
@@ -79,9 +79,9 @@ func cBytesList(list [][]byte) (*C.cuzk_bytes, C.uintptr_t, func(), error) {
 		}
 		c := C.CBytes(b)
 		bufs = append(bufs, c)
-		arr[i] = C.cuzk_bytes{ptr: (*C.uint8_t)(c), len: C.uintptr_t(len(b))}
+		arr[i] = C.cuzk_bytes{ptr: (*C.uint8_t)(c), len: C.size_t(len(b))}
 	}
-	return &arr[0], C.uintptr_t(n), free, nil
+	return &arr[0], C.size_t(n), free, nil
 }
 
 func bytes32(name string, b []byte) ([32]byte, error) {
@@ -256,9 +256,9 @@ func (e *Engine) verifyPoSt(k Kind, proofs []proof.PoStProof, sectors []proof.Se
 		var cerr *C.cuzk_error
 		var st C.cuzk_status
 		if k == KindWinningPoSt {
-			st = C.cuzk_verify_winning_post(p, C.int64_t(proofs[0].PoStProof), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&proverID[0]), &cs[0], C.uintptr_t(len(cs)), (*C.uint8_t)(&pb[0]), C.uintptr_t(len(pb)), &valid, &cerr)
+			st = C.cuzk_verify_winning_post(p, C.int64_t(proofs[0].PoStProof), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&proverID[0]), &cs[0], C.size_t(len(cs)), (*C.uint8_t)(&pb[0]), C.size_t(len(pb)), &valid, &cerr)
 		} else {
-			st = C.cuzk_verify_window_post(p, C.int64_t(proofs[0].PoStProof), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&proverID[0]), &cs[0], C.uintptr_t(len(cs)), (*C.uint8_t)(&pb[0]), C.uintptr_t(len(pb)), &valid, &cerr)
+			st = C.cuzk_verify_window_post(p, C.int64_t(proofs[0].PoStProof), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&proverID[0]), &cs[0], C.size_t(len(cs)), (*C.uint8_t)(&pb[0]), C.size_t(len(pb)), &valid, &cerr)
 		}
 		if st != C.CUZK_STATUS_OK {
 			return takeError(st, cerr)
@@ -291,7 +291,7 @@ func (e *Engine) VerifyUpdateProof(info proof.ReplicaUpdateInfo) (bool, error) {
 	var valid C.bool
 	err = e.with(func(p *C.cuzk_engine) error {
 		var cerr *C.cuzk_error
-		st := C.cuzk_verify_snap_deals(p, C.int64_t(info.UpdateProofType), (*C.uint8_t)(&old[0]), (*C.uint8_t)(&nw[0]), (*C.uint8_t)(&d[0]), (*C.uint8_t)(&pb[0]), C.uintptr_t(len(pb)), &valid, &cerr)
+		st := C.cuzk_verify_snap_deals(p, C.int64_t(info.UpdateProofType), (*C.uint8_t)(&old[0]), (*C.uint8_t)(&nw[0]), (*C.uint8_t)(&d[0]), (*C.uint8_t)(&pb[0]), C.size_t(len(pb)), &valid, &cerr)
 		if st != C.CUZK_STATUS_OK {
 			return takeError(st, cerr)
 		}

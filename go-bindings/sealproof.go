@@ -41,7 +41,7 @@ func SealProofOfC1(c1 []byte) (abi.RegisteredSealProof, error) {
 	}
 	var n C.int64_t
 	var cerr *C.cuzk_error
-	st := C.cuzk_c1_registered_proof((*C.uint8_t)(unsafe.Pointer(&c1[0])), C.uintptr_t(len(c1)), &n, &cerr)
+	st := C.cuzk_c1_registered_proof((*C.uint8_t)(unsafe.Pointer(&c1[0])), C.size_t(len(c1)), &n, &cerr)
 	runtime.KeepAlive(c1)
 	if st != C.CUZK_STATUS_OK {
 		return -1, takeError(st, cerr)

@@ -3,8 +3,10 @@
  *
  * Conventions: every function returns a cuzk_status (CUZK_STATUS_OK = 0); on failure, when
  * `err` is not NULL, *err receives a cuzk_error owned by the caller (cuzk_error_free).
- * Out-params are written only on success. Pointers named in a "borrowed" comment stay owned
- * by cuzk. *_free functions accept NULL. No function lets a panic or exception escape.
+ * Out-params are written only on success, with one exception: cuzk_job_poll and cuzk_job_wait
+ * also set *out_state when they return the job's own failure (a failed or cancelled job).
+ * Lengths are size_t. Pointers named in a "borrowed" comment stay owned by cuzk. *_free
+ * functions accept NULL. No function lets a panic or exception escape.
  */
 
 #ifndef CUZK_H
@@ -15,9 +17,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
-
-// Bytes of one Groth16 proof (compressed A, B, C).
-#define PROOF_BYTES 192
 
 // The most partitions a WindowPoSt deadline holds (builtin-actors' `MAX_PARTITIONS_PER_DEADLINE`,
 // sized for 10 EiB per miner): a partition index at or past it is no miner's.
@@ -45,6 +44,10 @@
 // `priority` value meaning "the kind's default": WinningPoSt 2000, WindowPoSt 1000, PoRep and
 // SnapDeals 0 (higher runs first).
 #define CUZK_PRIORITY_DEFAULT INT32_MIN
+
+// Bytes of one partition's Groth16 proof (compressed A, B, C): a job's proof is
+// `CUZK_PROOF_BYTES` × its partitions.
+#define CUZK_PROOF_BYTES 192
 
 #define GIB (1 << 30)
 
@@ -155,7 +158,7 @@ typedef struct cuzk_proof cuzk_proof;
 // Borrowed bytes: `len` bytes at `ptr`.
 typedef struct {
   const uint8_t *ptr;
-  uintptr_t len;
+  size_t len;
 } cuzk_bytes;
 
 // A sector as PoSt verifiers know it: its number and sealed commitment (comm_r).
@@ -249,7 +252,7 @@ const char *cuzk_error_message(const cuzk_error *err);
 // `err` must be NULL or a live `cuzk_error`; out-params writable.
 cuzk_status cuzk_error_sectors(const cuzk_error *err,
                                const uint64_t **out_sectors,
-                               uintptr_t *out_count);
+                               size_t *out_count);
 
 // Free an error. NULL is ignored.
 //
@@ -279,7 +282,7 @@ const char *cuzk_status_name(int32_t status);
 // `request_id` NULL or NUL-terminated; `out_job_id` writable; `err` NULL or writable.
 cuzk_status cuzk_submit_porep_c2(const cuzk_engine *engine,
                                  const uint8_t *c1_json,
-                                 uintptr_t c1_len,
+                                 size_t c1_len,
                                  uint64_t sector_id,
                                  const uint8_t *prover_id,
                                  int32_t priority,
@@ -342,7 +345,7 @@ cuzk_status cuzk_submit_winning_post(const cuzk_engine *engine,
                                      const uint8_t *randomness,
                                      const uint8_t *prover_id,
                                      const cuzk_bytes *vanilla_proofs,
-                                     uintptr_t vanilla_count,
+                                     size_t vanilla_count,
                                      int32_t priority,
                                      const char *request_id,
                                      uint64_t *out_job_id,
@@ -365,7 +368,7 @@ cuzk_status cuzk_submit_window_post(const cuzk_engine *engine,
                                     const uint8_t *randomness,
                                     const uint8_t *prover_id,
                                     const cuzk_bytes *vanilla_proofs,
-                                    uintptr_t vanilla_count,
+                                    size_t vanilla_count,
                                     int64_t partition_index,
                                     int32_t priority,
                                     const char *request_id,
@@ -383,7 +386,7 @@ cuzk_status cuzk_submit_window_post(const cuzk_engine *engine,
 cuzk_status cuzk_submit_snap_deals(const cuzk_engine *engine,
                                    int64_t registered_update_proof,
                                    const cuzk_bytes *vanilla_proofs,
-                                   uintptr_t vanilla_count,
+                                   size_t vanilla_count,
                                    const uint8_t *comm_r_old,
                                    const uint8_t *comm_r_new,
                                    const uint8_t *comm_d_new,
@@ -404,9 +407,9 @@ cuzk_status cuzk_verify_winning_post(const cuzk_engine *engine,
                                      const uint8_t *randomness,
                                      const uint8_t *prover_id,
                                      const cuzk_sector *sectors,
-                                     uintptr_t sector_count,
+                                     size_t sector_count,
                                      const uint8_t *proof,
-                                     uintptr_t proof_len,
+                                     size_t proof_len,
                                      bool *out_valid,
                                      cuzk_error **err);
 
@@ -421,9 +424,9 @@ cuzk_status cuzk_verify_window_post(const cuzk_engine *engine,
                                     const uint8_t *randomness,
                                     const uint8_t *prover_id,
                                     const cuzk_sector *sectors,
-                                    uintptr_t sector_count,
+                                    size_t sector_count,
                                     const uint8_t *proof,
-                                    uintptr_t proof_len,
+                                    size_t proof_len,
                                     bool *out_valid,
                                     cuzk_error **err);
 
@@ -439,7 +442,7 @@ cuzk_status cuzk_verify_snap_deals(const cuzk_engine *engine,
                                    const uint8_t *comm_r_new,
                                    const uint8_t *comm_d_new,
                                    const uint8_t *proof,
-                                   uintptr_t proof_len,
+                                   size_t proof_len,
                                    bool *out_valid,
                                    cuzk_error **err);
 
@@ -464,13 +467,13 @@ cuzk_status cuzk_log_configure(const char *filter,
                                void *user,
                                cuzk_error **err);
 
-// The proof bytes (192 per partition), borrowed: valid until `cuzk_proof_free(proof)`.
+// The proof bytes (`CUZK_PROOF_BYTES` per partition), borrowed: valid until `cuzk_proof_free(proof)`.
 //
 // # Safety
 // `proof` a live proof; `out_ptr`, `out_len` writable; `err` NULL or writable.
 cuzk_status cuzk_proof_bytes(const cuzk_proof *proof,
                              const uint8_t **out_ptr,
-                             uintptr_t *out_len,
+                             size_t *out_len,
                              cuzk_error **err);
 
 // Seconds spent in `stage` (a `cuzk_stage` number).
@@ -537,7 +540,7 @@ cuzk_status cuzk_srs_status(const cuzk_engine *engine,
 // # Safety
 // `c1_json` `c1_len` readable bytes; `out_registered_proof` writable; `err` NULL or writable.
 cuzk_status cuzk_c1_registered_proof(const uint8_t *c1_json,
-                                     uintptr_t c1_len,
+                                     size_t c1_len,
                                      int64_t *out_registered_proof,
                                      cuzk_error **err);
 
@@ -553,8 +556,8 @@ cuzk_status cuzk_registered_proof_parse(const char *name,
                                         int64_t *out_registered_proof,
                                         cuzk_error **err);
 
-// [`cuzk_srs_load`] for a proof of any kind: `kind` is a `cuzk_proof_kind` (0 PoRep, 1
-// WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
+// [`cuzk_srs_load`] for a proof of any kind: `kind` is one of the `CUZK_KIND_*` constants
+// (0 PoRep, 1 WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
 // number (RegisteredSealProof, RegisteredPoStProof, RegisteredUpdateProof). Several kinds'
 // SRSes stay resident at once; the status JSON lists each with its kind.
 //
@@ -595,7 +598,7 @@ cuzk_status cuzk_verify_seal(const cuzk_engine *engine,
                              const uint8_t *ticket,
                              const uint8_t *seed,
                              const uint8_t *proof,
-                             uintptr_t proof_len,
+                             size_t proof_len,
                              bool *out_valid,
                              cuzk_error **err);
 

@@ -538,3 +538,31 @@ fn config_is_an_object_and_devices_must_exist() {
         assert!(e.is_null());
     }
 }
+
+/// The header's out-param rule: a failed call leaves every out-param as it was, except that
+/// poll and wait also report the state of a job whose own failure they return.
+#[test]
+fn out_params_are_written_only_on_success_but_a_failed_jobs_state() {
+    let e = engine("");
+    let (mut id, mut state, mut proof) = (77u64, -9i32, 0x5 as *mut cuzk_proof);
+    let bad = [1u8; 10];
+    let zero = [0u8; 32];
+    let (st, _) = common::call(|err| unsafe { cuzk_submit_porep_c2(e.0, bad.as_ptr(), bad.len(), 1, zero.as_ptr(), 0, ptr::null(), &mut id, err) });
+    assert_ne!(st, Status::Ok);
+    assert_eq!(id, 77, "a failed submit wrote its out-param");
+    let (st, _) = common::call(|err| unsafe { cuzk_job_poll(e.0, 424242, &mut state, &mut proof, err) });
+    assert_eq!(st, Status::UnknownJob);
+    assert_eq!((state, proof as usize), (-9, 0x5), "a failed poll wrote its out-params");
+    // A cancelled job: poll returns CANCELLED and still says so in *out_state; no proof.
+    let f = common::fixture();
+    let (st, m) = common::call(|err| unsafe { cuzk_srs_load(e.0, common::PROOF_NUMBER, ptr::null(), ptr::null_mut(), err) });
+    assert_eq!(st, Status::Ok, "{m}");
+    let (st, m) = common::call(|err| unsafe {
+        cuzk_submit_porep_c2(e.0, f.c1.as_ptr(), f.c1.len(), f.sector.sector_id, f.sector.prover_id.as_ptr(), 0, ptr::null(), &mut id, err)
+    });
+    assert_eq!(st, Status::Ok, "{m}");
+    unsafe { cuzk_job_cancel(e.0, id, ptr::null_mut(), ptr::null_mut()) };
+    let (st, _) = common::call(|err| unsafe { cuzk_job_poll(e.0, id, &mut state, &mut proof, err) });
+    assert_eq!((st, state, proof as usize), (Status::Cancelled, 4, 0x5));
+    assert_eq!(CUZK_PROOF_BYTES, 192);
+}

@@ -273,8 +273,20 @@ pub struct Engine {
 fn select_backend(config: &EngineConfig) -> Result<Box<dyn Backend>> {
     let only = config.devices.as_deref();
     let no_such_devices = |why: &str| err!(InvalidArgument, "devices {:?}: no such CUDA device ({why})", only.unwrap_or_default());
+    // Storage providers set BELLMAN_NO_GPU to keep a proving process off the GPU (bellperson
+    // and filecoin-ffi honour it): "auto" does too; an explicit "cuda" overrides it.
+    let no_gpu = std::env::var_os("BELLMAN_NO_GPU").is_some();
     match config.backend.as_str() {
         "cpu" => Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes))),
+        "auto" if no_gpu && only.is_some() => Err(err!(
+            InvalidArgument,
+            "devices {:?} names CUDA devices, but BELLMAN_NO_GPU is set (it keeps \"auto\" off the GPU; use \"cuda\" to prove on them anyway)",
+            only.unwrap_or_default()
+        )),
+        "auto" if no_gpu => {
+            log::info!("backend auto: BELLMAN_NO_GPU is set; proving on the CPU");
+            Ok(Box::new(CpuBackend::with_lanes(config.cpu_lanes)))
+        }
         #[cfg(feature = "cuda")]
         "cuda" => Ok(Box::new(crate::prover::CudaBackend::with_budget(only, config.gpu_lanes, config.vram_budget())?)),
         #[cfg(feature = "cuda")]

@@ -39,7 +39,12 @@ pub enum Stage {
     Total = 6,
 }
 
-/// The proof bytes (192 per partition), borrowed: valid until `cuzk_proof_free(proof)`.
+/// Bytes of one partition's Groth16 proof (compressed A, B, C): a job's proof is
+/// `CUZK_PROOF_BYTES` × its partitions.
+pub const CUZK_PROOF_BYTES: usize = 192;
+const _: () = assert!(CUZK_PROOF_BYTES == crate::kinds::PROOF_BYTES);
+
+/// The proof bytes (`CUZK_PROOF_BYTES` per partition), borrowed: valid until `cuzk_proof_free(proof)`.
 ///
 /// # Safety
 /// `proof` a live proof; `out_ptr`, `out_len` writable; `err` NULL or writable.

@@ -123,8 +123,8 @@ pub unsafe extern "C" fn cuzk_registered_proof_parse(
     })
 }
 
-/// [`cuzk_srs_load`] for a proof of any kind: `kind` is a `cuzk_proof_kind` (0 PoRep, 1
-/// WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
+/// [`cuzk_srs_load`] for a proof of any kind: `kind` is one of the `CUZK_KIND_*` constants
+/// (0 PoRep, 1 WinningPoSt, 2 WindowPoSt, 3 SnapDeals) and `registered_proof` that kind's filecoin-ffi
 /// number (RegisteredSealProof, RegisteredPoStProof, RegisteredUpdateProof). Several kinds'
 /// SRSes stay resident at once; the status JSON lists each with its kind.
 ///

@@ -17,6 +17,7 @@ use bellperson::groth16::PreparedVerifyingKey;
 use blstrs::Bls12;
 
 pub use circuit::{CircuitId, RegisteredPoStProof, RegisteredUpdateProof};
+pub use compound::PROOF_BYTES;
 pub use post::PoStRequest;
 pub use update::UpdateRequest;
 
