@@ -97,7 +97,7 @@ func TestConfig(t *testing.T) {
 		t.Errorf("Status() = %s (%v)", st, err)
 	}
 	metrics, err := e.Metrics()
-	if err != nil || !strings.Contains(metrics, `cuzk_jobs_submitted_total 0`) {
+	if err != nil || !strings.Contains(metrics, `cuzk_jobs_submitted_total{kind="porep"} 0`) {
 		t.Errorf("Metrics() = %q, %v", metrics, err)
 	}
 	if err := e.Close(); err != nil {

@@ -133,13 +133,16 @@ fn assert_metrics(m: &str, done: u64) {
         assert_eq!(kind == "counter", family.ends_with("_total"), "{family} ({kind}): counters and only counters end in _total");
         assert!(!family.contains("_seconds_") && !family.contains("_bytes_") || family.ends_with("_total"), "unit not last: {family}");
     }
-    assert_eq!(sample("cuzk_jobs_submitted_total") as u64, done);
+    assert!(m.contains(&format!("cuzk_jobs_submitted_total{{kind=\"porep\"}} {done}\n")), "{m}");
+    assert!(m.contains("cuzk_jobs_submitted_total{kind=\"winning_post\"} 0\n"), "{m}");
+    assert!(m.contains("cuzk_build_info{version=\""), "{m}");
     let finished: f64 = m.lines().filter(|l| l.starts_with("cuzk_jobs_finished_total{")).map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap()).sum();
     assert_eq!(finished as u64, done, "each job counted once among the outcomes");
-    assert!(m.contains(&format!("cuzk_jobs_finished_total{{outcome=\"done\"}} {done}\n")), "{m}");
-    assert_eq!(sample("cuzk_job_duration_seconds_count") as u64, done);
-    assert!(m.contains(&format!("cuzk_job_duration_seconds_bucket{{le=\"+Inf\"}} {done}\n")), "{m}");
-    assert!(m.contains(&format!("cuzk_partition_stage_seconds_count{{stage=\"prove\"}} {done}\n")), "one 2 KiB partition per job: {m}");
+    assert!(m.contains(&format!("cuzk_jobs_finished_total{{kind=\"porep\",outcome=\"done\"}} {done}\n")), "{m}");
+    assert!(m.contains(&format!("cuzk_job_duration_seconds_count{{kind=\"porep\"}} {done}\n")), "{m}");
+    assert!(m.contains("cuzk_job_duration_seconds_count{kind=\"snap_deals\"} 0\n"), "kinds apart: {m}");
+    assert!(m.contains(&format!("cuzk_job_duration_seconds_bucket{{kind=\"porep\",le=\"+Inf\"}} {done}\n")), "{m}");
+    assert!(m.contains(&format!("cuzk_partition_stage_seconds_count{{kind=\"porep\",stage=\"prove\"}} {done}\n")), "one 2 KiB partition per job: {m}");
     assert!(sample("cuzk_job_duration_seconds_sum") > 0.0);
     assert!(m.contains("cuzk_srs_resident_bytes{proof=\"StackedDrg2KiBV1_1\"}"), "{m}");
     assert_eq!(sample("cuzk_partitions_awaiting_prover") as u64, 0);

@@ -194,9 +194,15 @@ impl EngineConfig {
         if self.synthesis_workers > 0 {
             return self.synthesis_workers;
         }
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        (cores / 2).max(1)
+        (cores() / 2).max(1)
     }
+}
+
+/// The cores the engine sizes itself by: rayon's global pool, where synthesis, the CPU MSMs and
+/// the NTTs run — `RAYON_NUM_THREADS` when the host sets it (as storage providers do to share a
+/// machine between processes), else every core this process may use.
+pub(crate) fn cores() -> usize {
+    rayon::current_num_threads().max(1)
 }
 
 fn kind_of(v: &serde_json::Value) -> &'static str {

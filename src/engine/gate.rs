@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 pub(crate) struct Gate {
-    /// The cores the syntheses share (read once: `available_parallelism` reads cgroup files).
+    /// The cores the syntheses share (`config::cores`, read once).
     cores: usize,
     in_flight: Mutex<usize>,
     freed: Condvar,

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::job::{JobTimings, Stage};
+use crate::kinds::ProofKind;
 
 /// Upper bounds in seconds: 10 ms (a 2 KiB stage) to 10 min (a 64 GiB C2 on the CPU).
 const BOUNDS: [f64; 16] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
@@ -65,8 +66,9 @@ impl Histogram {
     }
 }
 
+/// One kind's histograms.
 #[derive(Default)]
-pub(crate) struct Durations {
+struct KindDurations {
     /// Submit to proof, per job that succeeded.
     job: Histogram,
     /// Submit to the first partition's synthesis (the job's wait in the queue).
@@ -76,33 +78,43 @@ pub(crate) struct Durations {
     stages: [Histogram; Stage::ALL.len()],
 }
 
+/// Per proof kind (a WinningPoSt at 0.1 s and a 32 GiB C2 at 14 s do not share a histogram),
+/// by `ProofKind as usize`.
+#[derive(Default)]
+pub(crate) struct Durations([KindDurations; ProofKind::ALL.len()]);
+
 impl Durations {
-    /// A job that finished with a proof.
-    pub fn job_done(&self, t: &JobTimings) {
-        self.job.observe(t.total);
-        self.queue.observe(t.queue);
-        self.verify.observe(t.verify);
+    /// A job of `kind` that finished with a proof.
+    pub fn job_done(&self, kind: ProofKind, t: &JobTimings) {
+        let d = &self.0[kind as usize];
+        d.job.observe(t.total);
+        d.queue.observe(t.queue);
+        d.verify.observe(t.verify);
         for s in &t.spans {
             if let Some(i) = Stage::ALL.iter().position(|st| *st == s.stage) {
-                self.stages[i].observe(s.end.saturating_sub(s.start));
+                d.stages[i].observe(s.end.saturating_sub(s.start));
             }
         }
     }
 
     pub fn write(&self, o: &mut String) {
-        let jobs = [
-            (&self.job, "cuzk_job_duration_seconds", "Submit to proof, per job that succeeded."),
-            (&self.queue, "cuzk_job_queue_seconds", "Submit to the start of a job's first partition, per job that succeeded."),
-            (&self.verify, "cuzk_job_verify_seconds", "Verification of the assembled proof, per job that succeeded."),
+        let jobs: [(fn(&KindDurations) -> &Histogram, &str, &str); 3] = [
+            (|d| &d.job, "cuzk_job_duration_seconds", "Submit to proof, per job that succeeded, by kind."),
+            (|d| &d.queue, "cuzk_job_queue_seconds", "Submit to the start of a job's first partition, per job that succeeded, by kind."),
+            (|d| &d.verify, "cuzk_job_verify_seconds", "Verification of the assembled proof, per job that succeeded, by kind."),
         ];
         for (h, name, help) in jobs {
             family(o, name, "histogram", help);
-            h.write(o, name, "");
+            for (d, kind) in self.0.iter().zip(ProofKind::ALL) {
+                h(d).write(o, name, &format!("kind=\"{}\",", kind.name()));
+            }
         }
         let name = "cuzk_partition_stage_seconds";
-        family(o, name, "histogram", "Time one partition spent in one pipeline stage (jobs that succeeded).");
-        for (h, st) in self.stages.iter().zip(Stage::ALL) {
-            h.write(o, name, &format!("stage=\"{}\",", st.name()));
+        family(o, name, "histogram", "Time one partition spent in one pipeline stage (jobs that succeeded), by kind.");
+        for (d, kind) in self.0.iter().zip(ProofKind::ALL) {
+            for (h, st) in d.stages.iter().zip(Stage::ALL) {
+                h.write(o, name, &format!("kind=\"{}\",stage=\"{}\",", kind.name(), st.name()));
+            }
         }
     }
 }

@@ -122,12 +122,18 @@ fn request_key(req: &Submission<'_>) -> Result<Option<RequestKey>> {
     Ok(Some(RequestKey { id: id.clone(), content: req.request.content_digest() }))
 }
 
+/// Jobs accepted and ended since the engine started, per kind (`ProofKind as usize`).
 #[derive(Default)]
 struct Counters {
-    submitted: AtomicU64,
-    done: AtomicU64,
-    failed: AtomicU64,
-    cancelled: AtomicU64,
+    submitted: [AtomicU64; 4],
+    done: [AtomicU64; 4],
+    failed: [AtomicU64; 4],
+    cancelled: [AtomicU64; 4],
+}
+
+/// The sum over kinds.
+pub(crate) fn total(c: &[AtomicU64; 4]) -> u64 {
+    c.iter().map(|n| n.load(Ordering::Relaxed)).sum()
 }
 
 impl Shared {
@@ -243,21 +249,21 @@ impl Shared {
                 j.fail(err!(Internal, "{why}"));
             });
             if ended {
-                self.count_final(JobState::Failed);
+                self.count_final(job.kind, JobState::Failed);
                 self.retire(&job);
             }
         }
         self.queue.close();
     }
 
-    fn count_final(&self, state: JobState) {
+    fn count_final(&self, kind: crate::kinds::ProofKind, state: JobState) {
         let c = match state {
             JobState::Done => &self.counters.done,
             JobState::Failed => &self.counters.failed,
             JobState::Cancelled => &self.counters.cancelled,
             _ => return,
         };
-        c.fetch_add(1, Ordering::Relaxed);
+        c[kind as usize].fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -355,7 +361,7 @@ impl Engine {
             lanes,
             started: Instant::now(),
             memory: memory::MemoryBudget::new(),
-            witness_gate: gate::Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
+            witness_gate: gate::Gate::new(config::cores()),
             host_memory,
             broken: Mutex::new(None),
         });
@@ -511,7 +517,7 @@ impl Engine {
         let job = Arc::new(Job::new(id, p.key, p.priority, inputs, srs, p.ticket, p.srs_time, p.submitted));
         t.by_id.insert(id, job.clone());
         drop(t);
-        self.shared.counters.submitted.fetch_add(1, Ordering::Relaxed);
+        self.shared.counters.submitted[job.kind as usize].fetch_add(1, Ordering::Relaxed);
         self.shared.queue.push_job(&job);
         Ok(id)
     }
@@ -560,7 +566,7 @@ impl Engine {
         let mut cancelled = false;
         self.shared.update(&job, |j| cancelled = j.cancel());
         if cancelled {
-            self.shared.count_final(JobState::Cancelled);
+            self.shared.count_final(job.kind, JobState::Cancelled);
             self.shared.retire(&job);
         }
         Ok(cancelled)

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use super::job::{JobResult, JobState, JobTimings};
 use super::metrics::{family, single};
-use super::Engine;
+use super::{total, Engine};
+use crate::kinds::ProofKind;
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
@@ -160,10 +161,10 @@ pub(super) fn status_json(engine: &Engine) -> String {
             "refused": sh.admission.refused(),
         },
         "totals": {
-            "submitted": c.submitted.load(Ordering::Relaxed),
-            "done": c.done.load(Ordering::Relaxed),
-            "failed": c.failed.load(Ordering::Relaxed),
-            "cancelled": c.cancelled.load(Ordering::Relaxed),
+            "submitted": total(&c.submitted),
+            "done": total(&c.done),
+            "failed": total(&c.failed),
+            "cancelled": total(&c.cancelled),
         },
         "srs": srs,
         "circuits": sh.circuits.status_json(),
@@ -186,7 +187,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
 
 /// The same numbers in the Prometheus text format: base units in the names (`_seconds`,
 /// `_bytes`), counters end in `_total`, every family has HELP and TYPE, and each outcome is
-/// counted once (`cuzk_jobs_finished_total{outcome}` sums to the jobs that ended).
+/// counted once (`cuzk_jobs_finished_total{kind,outcome}` sums to the jobs that ended).
 pub(super) fn metrics_text(engine: &Engine) -> String {
     use std::fmt::Write;
     let sh = &engine.shared;
@@ -197,11 +198,25 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         let _ = writeln!(o, "cuzk_jobs{{state=\"{}\"}} {}", st.name(), by_state[i]);
     }
     let c = &sh.counters;
-    single(&mut o, "cuzk_jobs_submitted_total", "counter", "Jobs accepted since the engine started.", c.submitted.load(Ordering::Relaxed));
-    family(&mut o, "cuzk_jobs_finished_total", "counter", "Jobs that ended since the engine started, by outcome (each job once).");
-    for (name, v) in [("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
-        let _ = writeln!(o, "cuzk_jobs_finished_total{{outcome=\"{name}\"}} {}", v.load(Ordering::Relaxed));
+    family(&mut o, "cuzk_jobs_submitted_total", "counter", "Jobs accepted since the engine started, by kind.");
+    for k in ProofKind::ALL {
+        let _ = writeln!(o, "cuzk_jobs_submitted_total{{kind=\"{}\"}} {}", k.name(), c.submitted[k as usize].load(Ordering::Relaxed));
     }
+    family(&mut o, "cuzk_jobs_finished_total", "counter", "Jobs that ended since the engine started, by kind and outcome (each job once).");
+    for k in ProofKind::ALL {
+        for (name, v) in [("done", &c.done), ("failed", &c.failed), ("cancelled", &c.cancelled)] {
+            let _ = writeln!(o, "cuzk_jobs_finished_total{{kind=\"{}\",outcome=\"{name}\"}} {}", k.name(), v[k as usize].load(Ordering::Relaxed));
+        }
+    }
+    family(&mut o, "cuzk_build_info", "gauge", "This library's version, its C ABI version and its backends (always 1).");
+    let _ = writeln!(
+        o,
+        "cuzk_build_info{{version=\"{}\",abi=\"{}\",backend=\"{}\",cuda_compiled=\"{}\"}} 1",
+        crate::VERSION,
+        crate::ABI_VERSION,
+        sh.backend.name(),
+        cfg!(feature = "cuda")
+    );
     let ((queued_jobs, queued_bytes), (max_jobs, max_bytes)) = (sh.admission.held(), sh.admission.limits());
     single(&mut o, "cuzk_queue_jobs", "gauge", "Jobs accepted and not yet finished (what max_queued_jobs bounds).", queued_jobs);
     single(&mut o, "cuzk_queue_input_bytes", "gauge", "Bytes of those jobs' inputs, until freed (what max_queued_input_mib bounds).", queued_bytes);

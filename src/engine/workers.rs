@@ -126,7 +126,7 @@ fn fail(shared: &Shared, job: &Job, e: Error) {
         j.fail(e);
     });
     if ended {
-        shared.count_final(JobState::Failed);
+        shared.count_final(job.kind, JobState::Failed);
         shared.retire(job);
     }
 }
@@ -398,7 +398,7 @@ fn finish(shared: &Shared, job: &Job) {
                 g.timings.verify = verify_time;
                 g.timings.total = j.submitted.elapsed();
                 let timings = g.timings.clone();
-                shared.durations.job_done(&timings);
+                shared.durations.job_done(j.kind, &timings);
                 g.result = Some(Arc::new(JobResult {
                     kind: j.kind,
                     proof,
@@ -414,7 +414,7 @@ fn finish(shared: &Shared, job: &Job) {
                 published = true;
             });
             if published {
-                shared.count_final(JobState::Done);
+                shared.count_final(job.kind, JobState::Done);
                 shared.retire(job);
             }
         }

@@ -35,6 +35,9 @@ pub enum ProofKind {
 }
 
 impl ProofKind {
+    /// Every kind, in number order (`ALL[k as usize] == k`).
+    pub const ALL: [ProofKind; 4] = [ProofKind::PoRep, ProofKind::WinningPoSt, ProofKind::WindowPoSt, ProofKind::SnapDeals];
+
     pub fn name(self) -> &'static str {
         match self {
             ProofKind::PoRep => "porep",
