@@ -9,7 +9,6 @@ mod common;
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::ptr;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cuzk::error::Status;
@@ -80,15 +79,6 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
-/// Run `f` on a thread; fail (instead of hanging the suite) if it takes longer than `limit`.
-fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("{what} did not return within {limit:?}"))
-}
-
 #[test]
 fn edited_cache_cannot_make_a_forged_proof_valid() {
     let f = common::fixture();
@@ -131,7 +121,7 @@ fn fifo_at_the_cache_path_or_params_path_does_not_hang() {
     let fifo_params = dir.join("v28-fifo.params");
     mkfifo(&fifo_params);
     let cfg = config(&f, &format!(r#", "srs_cache_dir": {dir:?}"#));
-    let (from_cache, fifo) = within(Duration::from_secs(120), "srs_load with FIFOs", move || {
+    let (from_cache, fifo) = common::within(Duration::from_secs(120), "srs_load with FIFOs", move || {
         let e = engine(&cfg);
         let (st, m) = load(e, None);
         assert_eq!(st, Status::Ok, "a FIFO at the cache path must cost the cache, not the load: {m}");

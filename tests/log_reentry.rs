@@ -63,15 +63,6 @@ fn configure(cb: cuzk_log_fn) -> (Status, String) {
     common::call(|err| unsafe { cuzk_log_configure(f.as_ptr(), cb, ptr::null_mut(), err) })
 }
 
-/// Run `f` on a thread; fail (instead of hanging the suite) if it takes longer than `limit`.
-fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("{what} did not return within {limit:?} (deadlock)"))
-}
-
 #[test]
 fn a_callback_may_call_into_cuzk_while_logging_is_reconfigured() {
     let (tx, rx) = mpsc::channel();
@@ -81,8 +72,8 @@ fn a_callback_may_call_into_cuzk_while_logging_is_reconfigured() {
         rx.recv().unwrap();
         configure(Some(reentrant))
     });
-    within(Duration::from_secs(30), "an engine whose log callback creates an engine", new_engine);
-    let (st, m) = within(Duration::from_secs(30), "cuzk_log_configure", move || reconfigure.join().unwrap());
+    common::within(Duration::from_secs(30), "an engine whose log callback creates an engine (deadlock?)", new_engine);
+    let (st, m) = common::within(Duration::from_secs(30), "cuzk_log_configure (deadlock?)", move || reconfigure.join().unwrap());
     assert_eq!(st, Status::Ok, "{m}");
     assert!(REENTERED.load(Ordering::SeqCst) >= 1, "the callback's own engine logged through it");
 

@@ -216,17 +216,21 @@ impl Shared {
     /// A job reached a final state: its inputs and SRS reference go to the deallocator now,
     /// and the request id of a job that did not succeed is released so a retry can run.
     fn retire(&self, job: &Job) {
-        if let Some(work) = job.take_work() {
-            self.dealloc.free(work, 0);
-            self.jobs.lock().unwrap_or_else(|e| e.into_inner()).ended.push_back((Instant::now(), job.id));
+        let work = job.take_work();
+        let mut t = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if work.is_some() {
+            t.ended.push_back((Instant::now(), job.id));
         }
         if job.state() != JobState::Done {
             if let Some(key) = &job.request {
-                let mut t = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
                 if t.by_request.get(&key.id).is_some_and(|(id, _)| *id == job.id) {
                     t.by_request.remove(&key.id);
                 }
             }
+        }
+        drop(t);
+        if let Some(work) = work {
+            self.dealloc.free(work, 0);
         }
     }
 

@@ -144,13 +144,19 @@ fn proves<Tree: MerkleTreeTrait>(
     if <Tree::Hasher as Hasher>::Function::hash2(&sp.comm_c, &sp.comm_r_last) != p.comm_r {
         return false;
     }
-    let mut hasher = Sha256::new();
-    hasher.update(AsRef::<[u8]>::as_ref(randomness));
-    hasher.update(u64::from(p.sector_id).to_le_bytes());
+    let hasher = challenge_hasher::<Tree>(randomness, p.sector_id);
     sp.inclusion_proofs.iter().enumerate().all(|(n, ip)| {
         let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), vp, challenge(n));
         ip.root() == sp.comm_r_last && ip.validate(leaf as usize)
     })
+}
+
+/// What every challenge of a sector is derived from (upstream's leaf challenges hash it further).
+fn challenge_hasher<Tree: MerkleTreeTrait>(randomness: &TreeDomain<Tree>, sector: SectorId) -> Sha256 {
+    let mut hasher = Sha256::new();
+    hasher.update(AsRef::<[u8]>::as_ref(randomness));
+    hasher.update(u64::from(sector).to_le_bytes());
+    hasher
 }
 
 /// The error for sectors whose vanilla proofs do not check out.
@@ -178,9 +184,7 @@ fn partition_public_inputs<Tree: 'static + MerkleTreeTrait>(
     let mut inputs = Vec::new();
     for (i, sector) in sectors.iter().enumerate() {
         inputs.push(sector.comm_r.into());
-        let mut hasher = Sha256::new();
-        hasher.update(AsRef::<[u8]>::as_ref(randomness));
-        hasher.update(u64::from(sector.id).to_le_bytes());
+        let hasher = challenge_hasher::<Tree>(randomness, sector.id);
         for n in 0..vp.challenge_count {
             let index = fallback::get_challenge_index(vp.api_version, k * vp.sector_count + i, vp.challenge_count, n);
             let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), vp, index);

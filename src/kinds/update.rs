@@ -81,33 +81,32 @@ struct Setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
 
 fn setup<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof, c: &UpdateCommitments) -> Result<Setup<Tree>> {
     let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
-    let partitions = usize::from(config.update_partitions);
     let pub_inputs = PublicInputs {
-        k: partitions,
+        k: usize::from(config.update_partitions),
         comm_r_old: vanilla::commitment::<TreeRDomain>(&c.comm_r_old, "comm_r_old")?,
         comm_d_new: vanilla::commitment::<DefaultPieceDomain>(&c.comm_d_new, "comm_d_new")?,
         comm_r_new: vanilla::commitment::<TreeRDomain>(&c.comm_r_new, "comm_r_new")?,
         h: config.h,
     };
-    let setup = compound_proof::SetupParams {
-        vanilla_params: storage_proofs_update::SetupParams { sector_bytes: u64::from(config.sector_size) },
-        partitions: Some(partitions),
-        priority: false,
-    };
-    let pub_params = EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")?;
-    Ok(Setup { pub_inputs, pub_params })
+    Ok(Setup { pub_inputs, pub_params: public_params(&config)? })
 }
 
-/// `proof`'s partition circuit without a witness: what its params are made from and counted by
-/// (`synth::shape`).
-pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof) -> Result<EmptySectorUpdateCircuit<Tree>> {
-    let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
+/// Upstream's public params of an update of `config`'s sector size, all its partitions.
+fn public_params<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    config: &SectorUpdateConfig,
+) -> Result<compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>> {
     let setup = compound_proof::SetupParams {
         vanilla_params: storage_proofs_update::SetupParams { sector_bytes: u64::from(config.sector_size) },
         partitions: Some(usize::from(config.update_partitions)),
         priority: false,
     };
-    let pp = EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")?;
+    EmptySectorUpdateCompound::<Tree>::setup(&setup).status(Status::Internal, "update public params")
+}
+
+/// `proof`'s partition circuit without a witness: what its params are made from and counted by
+/// (`synth::shape`).
+pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(proof: RegisteredUpdateProof) -> Result<EmptySectorUpdateCircuit<Tree>> {
+    let pp = public_params::<Tree>(&SectorUpdateConfig::from_porep_config(&proof.as_v1_config()))?;
     Ok(<EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params))
 }
 

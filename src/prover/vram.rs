@@ -76,6 +76,11 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// The footprint of `srs`'s proofs, with `r1cs` when a, b, c come from a recorded circuit.
+    pub fn of_srs(srs: &Srs, r1cs: Option<&crate::synth::R1cs>) -> Footprint {
+        Footprint::of(&CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)))
+    }
+
     pub fn of(c: &CircuitSizes) -> Footprint {
         let [_, h, l, a, b, b2] = c.sections;
         let n = c.domain();

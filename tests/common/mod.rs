@@ -153,3 +153,12 @@ pub fn assert_same_assignment(seq: &cuzk::synth::Assignment, par: &cuzk::synth::
     assert!(seq.c == par.c, "{what}: C evaluations differ");
     assert!(densities(seq) == densities(par), "{what}: densities differ");
 }
+
+/// Run `f` on a thread; fail (instead of hanging the suite) if it takes longer than `limit`.
+pub fn within<T: Send + 'static>(limit: std::time::Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("{what} did not return within {limit:?}"))
+}

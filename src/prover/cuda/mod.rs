@@ -65,6 +65,7 @@ use crate::synth::{Assignment, R1cs};
 #[cfg(feature = "tools")]
 pub use checks::{classify_time, witness_stats};
 pub use ffi::{Ceiling, DeviceInfo};
+use super::vram::Footprint;
 use pool::Pool;
 use stages::Abc;
 pub use tail::Started;
@@ -81,11 +82,6 @@ pub enum OnesSums {
     Rounds,
     /// sppark's batch addition at every size.
     Sppark,
-}
-
-/// The device memory `srs`'s proofs need (with `r1cs` when a, b, c come from a recorded circuit).
-fn footprint(srs: &Srs, r1cs: Option<&Arc<R1cs>>) -> crate::prover::vram::Footprint {
-    crate::prover::vram::Footprint::of(&crate::prover::vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)))
 }
 
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
@@ -357,6 +353,11 @@ impl CudaBackend {
         if !self.fallback_logged.swap(true, Ordering::Relaxed) {
             log::error!("no usable CUDA device left; proving on the CPU from now on (see the engine status)");
         }
+        Self::on_cpu(srs, asg, r, s)
+    }
+
+    /// A proof the devices cannot take, made by the CPU backend and counted as such.
+    fn on_cpu(srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         let mut p = CpuBackend::default().prove(srs, asg, r, s)?;
         p.cpu_fallback = true;
         Ok(p)
@@ -365,7 +366,7 @@ impl CudaBackend {
     /// Whether a device can prove `asg` against `srs` within its budget; when none can, says so
     /// once per circuit (the proof then goes to the CPU).
     fn fits(&self, srs: &Srs, asg: &Assignment) -> bool {
-        let f = footprint(srs, asg.deferred.as_ref());
+        let f = Footprint::of_srs(srs, asg.deferred.as_deref());
         if self.pool.fits(&f) {
             return true;
         }
@@ -380,13 +381,6 @@ impl CudaBackend {
             );
         }
         false
-    }
-
-    /// A proof on the CPU because no device's budget holds its circuit.
-    fn cpu_instead(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
-        let mut p = CpuBackend::default().prove(srs, asg, r, s)?;
-        p.cpu_fallback = true;
-        Ok(p)
     }
 
     /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
@@ -450,7 +444,7 @@ impl Backend for CudaBackend {
             return self.cpu_fallback(srs, assignment, r, s);
         }
         if !self.fits(srs, &assignment) {
-            return self.cpu_instead(srs, assignment, r, s);
+            return Self::on_cpu(srs, assignment, r, s);
         }
         let started = self.prove_start(srs, assignment, r, s)?;
         self.prove_finish(srs, started)
@@ -481,7 +475,7 @@ impl Backend for CudaBackend {
             return self.cpu_fallback(srs, assignment, r, s).map(Begun::Done);
         }
         if !self.fits(srs, &assignment) {
-            return self.cpu_instead(srs, assignment, r, s).map(Begun::Done);
+            return Self::on_cpu(srs, assignment, r, s).map(Begun::Done);
         }
         Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
     }

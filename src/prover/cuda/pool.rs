@@ -84,13 +84,12 @@ impl Resident {
     /// or when keeping them would put the device over `room`: the bytes the budget leaves for
     /// resident SRSes and circuits beside this proof's workspaces and scratch). Pushes the
     /// upload times when it uploads.
-    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, room: u64, t: &mut PhaseTimings) -> Result<OnDevice> {
+    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, mine: &Footprint, room: u64, t: &mut PhaseTimings) -> Result<OnDevice> {
         self.srs.retain(CachedSrs::alive);
         self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
         let others: u64 = self.srs.iter().filter(|e| e.key != key).map(|e| e.bytes).sum::<u64>()
             + self.r1cs.iter().filter(|c| r1cs.is_none_or(|r| !std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r)))).map(|c| c.bytes).sum::<u64>();
-        let mine = vram::Footprint::of(&vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)));
         if others > 0 && others + mine.srs + mine.r1cs > room {
             log::info!(
                 "the VRAM budget holds {} MiB of SRS and circuits for {} beside its proof: evicting {} MiB of others",
@@ -156,7 +155,7 @@ impl Resident {
             [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
-        let bytes = vram::Footprint::of(&vram::CircuitSizes::of(srs, 0)).srs;
+        let bytes = Footprint::of_srs(srs, None).srs;
         self.srs.push(CachedSrs { key, bytes, alive, dev: Arc::new(dev) });
         Ok(self.srs.len() - 1)
     }
@@ -261,14 +260,13 @@ impl Held<'_> {
     }
 
     /// `srs` (and `r1cs`) resident on the device, uploaded through this lane if needed, within
-    /// the device's budget (other circuits' copies go first when it cannot hold them all).
-    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, t: &mut PhaseTimings) -> Result<OnDevice> {
+    /// the device's budget for proofs of footprint `f` (other circuits' copies go first when it
+    /// cannot hold them all).
+    pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, f: &Footprint, t: &mut PhaseTimings) -> Result<OnDevice> {
         let dev = self.dev;
-        let f = vram::Footprint::of(&vram::CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)));
-        let lanes = dev.lanes_for(&f).max(1) as u64;
-        let room = dev.budget.saturating_sub(f.resident(lanes as usize) - f.srs - f.r1cs);
+        let room = dev.budget.saturating_sub(f.resident(dev.lanes_for(f).max(1)) - f.srs - f.r1cs);
         let ws = self.workspace()?;
-        dev.resident().get(ws, srs, r1cs, room, t)
+        dev.resident().get(ws, srs, r1cs, f, room, t)
     }
 
     /// Whether this is the device's only held lane (of this pool) right now.
@@ -424,10 +422,10 @@ impl Pool {
     /// budget holds them now (through its first lane, waiting for it), so no proof pays for the upload
     /// (`Resident::get` logs each upload; what is resident already is not uploaded again).
     pub fn preload(&self, srs: &Srs, circuit: Option<&Arc<R1cs>>) -> Result<()> {
-        let f = Footprint::of(&vram::CircuitSizes::of(srs, circuit.map_or(0, |r| r.stats().bytes as u64)));
+        let f = Footprint::of_srs(srs, circuit.map(|c| &**c));
         for dev in self.devices.iter().filter(|d| d.usable() && d.lanes_for(&f) > 0) {
             let mut held = Held::new(dev, 0, dev.lane(0), self.visible);
-            let res = held.resident(srs, circuit, &mut PhaseTimings::default()).map(drop);
+            let res = held.resident(srs, circuit, &f, &mut PhaseTimings::default()).map(drop);
             if res.is_err() {
                 held.record(&res); // a failed upload counts like a failed proof: the device is checked
             }

@@ -12,7 +12,8 @@ use ff::{Field, PrimeField};
 use super::ffi;
 use super::prep::SparseScalars;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
-use super::{footprint, CudaBackend};
+use super::CudaBackend;
+use crate::prover::vram::Footprint;
 use crate::error::Result;
 use crate::prover::msm::msm_sparse;
 use crate::prover::PhaseTimings;
@@ -235,7 +236,7 @@ impl CudaBackend {
         let mut out = ffi::new_out();
 
         let fold = fold_r.is_some() && h_on_gpu;
-        let footprint = footprint(srs, recorded.map(|r| r.0));
+        let footprint = Footprint::of_srs(srs, recorded.map(|r| &**r.0));
         let mut ready = ready;
         let (q, wall) = loop {
             let t_lock = Instant::now();
@@ -243,7 +244,7 @@ impl CudaBackend {
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
             let beside = self.sparse_beside_h() && held.alone();
-            let res = held.resident(srs, recorded.map(|r| r.0), t).map_err(StageError::from).and_then(|on| {
+            let res = held.resident(srs, recorded.map(|r| r.0), &footprint, t).map_err(StageError::from).and_then(|on| {
                 inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
                 let wall = Instant::now();
                 let ws = held.workspace()?;
