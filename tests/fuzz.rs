@@ -135,6 +135,7 @@ fn fuzz_config() {
         "{}",
         r#"{"backend": "cpu", "synthesis_workers": 4, "prove_queue_depth": 2, "memory_budget_mib": 4096}"#,
         r#"{"verify": false, "params_dir": "/p", "srs_validation": "full", "srs_cache_dir": "/c", "job_ttl_secs": 60, "drain_on_free": true}"#,
+        r#"{"max_queued_jobs": 3, "max_queued_input_mib": 1, "vram_budget_mib": 16384, "devices": [0], "backend": "auto"}"#,
     ];
     run("config", seeds.iter().map(|s| s.as_bytes().to_vec()).collect(), true, fuzzing::config);
 }
