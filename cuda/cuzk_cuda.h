@@ -76,6 +76,12 @@ enum {
     CUZK_CUDA_ONES_ROUNDS = 128, /* the G1 sums of one-scalar bases by affine rounds (cuda/sum_ones.cuh)
                                   at every size (by default from 2^24 bases of a query up); the same sums */
     CUZK_CUDA_ONES_SPPARK = 256, /* those sums by sppark's batch addition at every size */
+    CUZK_CUDA_STREAMED = 512,    /* a device whose VRAM cannot hold the resident mode (cuda/stream.cuh):
+                                  stage H in two domain slots (C after the A·B product), the second
+                                  slot and the witness released after it; every SRS section the SRS
+                                  keeps in host memory is streamed in tiles of tile_points bases; the
+                                  sums of ones by batch addition; ΣH by sppark's Pippenger (host
+                                  points streamed by it); no FOLD, no STAGE_EARLY */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
@@ -112,6 +118,7 @@ typedef struct {
     const struct cuzk_cuda_r1cs* r1cs;
     const void* input;
     const void* aux;
+    uint64_t tile_points;     /* STREAMED: bases per streamed tile (a multiple of 1024, > 0) */
 } cuzk_cuda_prove_in;
 
 enum {
@@ -199,11 +206,32 @@ void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);
 /* Bytes of device memory the workspace holds now. */
 uint64_t cuzk_cuda_workspace_bytes(const cuzk_cuda_workspace* ws);
 
-/* Copy the bases of an SRS to the workspace's device (b_g2 may be NULL with nb2 = 0: then the
- * B_G2 query cannot run there); *upload_ms gets the copy time. */
+/* SRS sections, as bits of srs_new's `resident` mask. */
+enum {
+    CUZK_CUDA_SEC_H = 1,
+    CUZK_CUDA_SEC_L = 2,
+    CUZK_CUDA_SEC_A = 4,
+    CUZK_CUDA_SEC_B_G1 = 8,
+    CUZK_CUDA_SEC_B_G2 = 16,
+    CUZK_CUDA_SEC_ALL = 31,
+};
+/* Copy the bases of the SRS sections in `resident` to the workspace's device (b_g2 may be NULL
+ * with nb2 = 0: then the B_G2 query cannot run there); the other sections stay where they are, in
+ * host memory the caller keeps alive and page-locked (cuzk_cuda_host_register) for as long as the
+ * handle lives, and only STREAMED proofs can use them. *upload_ms gets the copy time. */
 cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint64_t nh, const void* l,
                                    uint64_t nl, const void* a, uint64_t na, const void* b_g1, uint64_t nb,
-                                   const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms);
+                                   const void* b_g2, uint64_t nb2, uint32_t resident, cuzk_cuda_srs** out,
+                                   float* upload_ms);
+/* Page-lock `bytes` of host memory at `ptr` for every device (portable), so that streamed SRS
+ * tiles are copied by DMA straight from it; undone by cuzk_cuda_host_unregister(ptr), which the
+ * caller must call before the memory is freed. */
+cuzk_cuda_status cuzk_cuda_host_register(const void* ptr, uint64_t bytes);
+cuzk_cuda_status cuzk_cuda_host_unregister(const void* ptr);
+/* Device `dev`'s memory as the driver sees it (free, total) and its stream-ordered pool's
+ * high-water marks since the last call (reserved, used; reset by this call): what a budget must
+ * hold, measured. */
+cuzk_cuda_status cuzk_cuda_device_memory(int32_t dev, uint64_t out[4]);
 void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
 
 /* Copy a recorded circuit (three matrices of `rows` rows, `ncoeffs` coefficients in Montgomery
@@ -242,7 +270,7 @@ static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
 static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 280, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 288, "cuzk_cuda_prove_in size");
 static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
 #endif

@@ -214,13 +214,55 @@ uint64_t cuzk_cuda_workspace_bytes(const cuzk_cuda_workspace* ws)
 
 cuzk_cuda_status cuzk_cuda_srs_new(cuzk_cuda_workspace* ws, const void* h, uint64_t nh, const void* l,
                                    uint64_t nl, const void* a, uint64_t na, const void* b_g1, uint64_t nb,
-                                   const void* b_g2, uint64_t nb2, cuzk_cuda_srs** out, float* upload_ms)
+                                   const void* b_g2, uint64_t nb2, uint32_t resident, cuzk_cuda_srs** out,
+                                   float* upload_ms)
 {
     return guard([&] {
         if (ws == nullptr || out == nullptr)
             throw invalid("workspace or out is NULL");
         *out = nullptr;
-        *out = cuzk::srs_new(*ws, h, nh, l, nl, a, na, b_g1, nb, b_g2, nb2, upload_ms);
+        *out = cuzk::srs_new(*ws, h, nh, l, nl, a, na, b_g1, nb, b_g2, nb2, resident, upload_ms);
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_host_register(const void* ptr, uint64_t bytes)
+{
+    return guard([&] {
+        if (ptr == nullptr || bytes == 0)
+            throw invalid("nothing to page-lock");
+        CUDA_OK(cudaHostRegister(const_cast<void*>(ptr), bytes, cudaHostRegisterPortable));
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_host_unregister(const void* ptr)
+{
+    return guard([&] {
+        if (ptr == nullptr)
+            throw invalid("ptr is NULL");
+        CUDA_OK(cudaHostUnregister(const_cast<void*>(ptr)));
+    });
+}
+
+cuzk_cuda_status cuzk_cuda_device_memory(int32_t dev, uint64_t* out)
+{
+    return guard([&] {
+        if (out == nullptr)
+            throw invalid("out is NULL");
+        check_device(dev);
+        select_gpu(dev).select();
+        size_t free_b = 0, total = 0;
+        CUDA_OK(cudaMemGetInfo(&free_b, &total));
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, dev));
+        uint64_t reserved = 0, used = 0, zero = 0;
+        CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved));
+        CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &used));
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+        out[0] = free_b;
+        out[1] = total;
+        out[2] = reserved;
+        out[3] = used;
     });
 }
 

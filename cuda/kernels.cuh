@@ -198,12 +198,13 @@ void cuzk_scale(fr_t* out, const fr_t* in, fr_raw k_raw, size_t n)
 #endif
 }
 
-// out[k] = bases[idx[k]] for affine points of W 16-byte words (G1: 6, G2: 12).
+// out[k] = bases[idx[k] - first] for affine points of W 16-byte words (G1: 6, G2: 12); `bases`
+// holds the points from index `first` on (a streamed tile; 0 for a whole section).
 template<int W> __launch_bounds__(256) __global__
-void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx, uint32_t n)
+void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx, uint32_t n, uint32_t first = 0)
 {
     for (uint32_t k = threadIdx.x + blockIdx.x * blockDim.x; k < n; k += blockDim.x * gridDim.x) {
-        const uint4* src = bases + (size_t)idx[k] * W;
+        const uint4* src = bases + (size_t)(idx[k] - first) * W;
         uint4* dst = out + (size_t)k * W;
         uint4 w[W];
         #pragma unroll

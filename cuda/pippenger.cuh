@@ -62,6 +62,27 @@ point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars,
     return out;
 }
 
+// sppark Pippenger over points in page-locked host memory (sppark streams them in double-buffered
+// batches on its own streams) and device-resident scalars (Montgomery form). Synchronous.
+template<class bucket, class point, class affine>
+point pippenger_host_points(const gpu_t& gpu, const affine* h_points, const fr_t* d_scalars, size_t n)
+{
+    point out;
+    out.inf();
+    if (n == 0)
+        return out;
+    using msm_type = msm_t<bucket, point, affine, scalar_t>;
+    msm_owner<msm_type> msm{gpu, new msm_type{nullptr, n, sizeof(affine), gpu.id()}};
+    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
+    RustError e = msm.msm->invoke(out, h_points, n, dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
+    if (e.code != 0) {
+        std::string msg = e.message != nullptr ? e.message : "sppark MSM failed";
+        free(e.message);
+        throw sppark_error{e.code, "MSM of " + std::to_string(n) + " streamed points: " + msg};
+    }
+    return out;
+}
+
 template<class point, class out_t> void write_point(out_t& dst, const point& p)
 {
 #ifndef __CUDA_ARCH__
@@ -70,16 +91,16 @@ template<class point, class out_t> void write_point(out_t& dst, const point& p)
     memcpy(&dst, &p, sizeof(dst));
 }
 
-// Launch the bitmap-driven batch addition (cooperative) over bases[0..npoints).
+// Launch the bitmap-driven batch addition (cooperative) over bases[0..npoints); with
+// `accumulate`, the per-warp sums already in ret are added in (a streamed query's later tiles).
 template<class bucket, class affine_m, class bucket_m>
 void batch_add(stream_t& s, const gpu_t& gpu, bucket* ret, const void* bases, uint32_t npoints,
-               const uint32_t* bitmap)
+               const uint32_t* bitmap, bool accumulate = false)
 {
     typedef void (*fn_t)(bucket_m*, const affine_m*, uint32_t, const uint32_t*, bool, uint32_t);
     fn_t fn = batch_addition<bucket, affine_m>;
     bucket_m* r = reinterpret_cast<bucket_m*>(ret);
     const affine_m* pts = reinterpret_cast<const affine_m*>(bases);
-    bool accumulate = false;
     uint32_t sid = 0;
     s.launch_coop(fn, launch_params_t{dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), 0}, r, pts, npoints,
                   bitmap, accumulate, sid);

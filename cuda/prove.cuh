@@ -17,6 +17,7 @@
 #include "cuzk_cuda.h"
 #include "sparse.cuh"
 #include "stage_h.cuh"
+#include "stream.cuh"
 #include "workspace.cuh"
 
 namespace cuzk {
@@ -64,13 +65,20 @@ inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_
     const bool early = (stages & CUZK_CUDA_STAGE_EARLY) != 0;
     if (early && ((stages & CUZK_CUDA_STAGE_H) == 0 || (stages & CUZK_CUDA_STAGE_QUERIES) != 0))
         throw invalid("STAGE_EARLY runs beside STAGE_H and uploads the queries itself (no STAGE_QUERIES)");
+    const bool streamed = (in.flags & CUZK_CUDA_STREAMED) != 0;
+    if (streamed && early)
+        throw invalid("a STREAMED proof's sparse stage cannot run beside stage H (STAGE_EARLY)");
+    if (!streamed && !srs.all_resident() && (stages & (CUZK_CUDA_STAGE_SPARSE | CUZK_CUDA_STAGE_EARLY)) != 0)
+        throw invalid("the SRS keeps sections in host memory: only a STREAMED proof can use it");
     if (early)
         prove_beside_h(ws, srs, in, out);
     else if (stages & CUZK_CUDA_STAGE_H)
         stage_h(ws, in, out);
     if (stages & CUZK_CUDA_STAGE_QUERIES)
         upload_queries(ws, srs, in);
-    if (stages & CUZK_CUDA_STAGE_SPARSE)
+    if ((stages & CUZK_CUDA_STAGE_SPARSE) && streamed)
+        stage_sparse_streamed(ws, srs, in, out);
+    else if (stages & CUZK_CUDA_STAGE_SPARSE)
         stage_sparse(ws, srs, in, out);
 }
 

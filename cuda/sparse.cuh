@@ -291,7 +291,7 @@ inline sparse_plan plan_sparse(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_i
     p.nh = want_h ? n - 1 : 0;
     // Folding needs room for the extra scalars behind the H coefficients (the b and c
     // evaluations are spent by then: 3n slots in all).
-    p.fold = want_h && (in.flags & CUZK_CUDA_FOLD) != 0 && p.nh + in.l.nsig + in.b_q.nsig <= 3 * n;
+    p.fold = want_h && (in.flags & CUZK_CUDA_FOLD) != 0 && (in.flags & CUZK_CUDA_STREAMED) == 0 && p.nh + in.l.nsig + in.b_q.nsig <= 3 * n;
     return p;
 }
 

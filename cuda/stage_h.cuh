@@ -3,6 +3,7 @@
 #ifndef CUZK_CUDA_STAGE_H_CUH
 #define CUZK_CUDA_STAGE_H_CUH
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -88,10 +89,29 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     ws.early.ready = false;    // (or before it, by prove_beside_h, which marks them once this stage is done)
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev;
-    ws.abc.reserve(3 * n);
-    fr_t* dev_abc[3] = {ws.abc.get(), ws.abc.get() + n, ws.abc.get() + 2 * n};
-    const void* host_abc[3] = {in.a, in.b, in.c};
     const bool even = (in.flags & CUZK_CUDA_NTT_SPPARK) == 0;
+    const bool streamed = (in.flags & CUZK_CUDA_STREAMED) != 0;
+    if (streamed) {
+        // Only H's slot stays between the stages: what a resident-mode proof left on this
+        // workspace goes back to the driver first.
+        if (ws.abc.capacity() > n)
+            ws.abc.release();
+        ws.hcat.release();
+        ws.wit.release();
+    }
+    ws.abc.reserve(streamed ? n : 3 * n);
+    // STREAMED: the second slot (B, then C) and the witness come from the pool and go back to it
+    // when this stage returns, for the sparse stage's tiles and MSM scratch.
+    std::unique_ptr<pool_buffer<fr_t>> slot1, wit;
+    if (streamed) {
+        slot1.reset(new pool_buffer<fr_t>(n, s));
+        if (rec != nullptr)
+            wit.reset(new pool_buffer<fr_t>(rec->inputs + rec->aux, s));
+        s.sync();  // the copy stream writes them
+    }
+    fr_t* dev_abc[3] = {ws.abc.get(), streamed ? slot1->get() : ws.abc.get() + n,
+                        streamed ? slot1->get() : ws.abc.get() + 2 * n};
+    const void* host_abc[3] = {in.a, in.b, in.c};
 
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
     // recorded circuit 1..3 mark the witness uploaded and 6..7 bracket a, b, c's evaluation.
@@ -99,10 +119,14 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     std::unique_lock<std::mutex> turn{upload_turn(gpu.id())};  // the upload times start at our turn
     ev[0].record(ws.copy);
     if (rec != nullptr) {
-        ws.wit.reserve(rec->inputs + rec->aux);
+        fr_t* w = streamed ? wit->get() : nullptr;
+        if (!streamed) {
+            ws.wit.reserve(rec->inputs + rec->aux);
+            w = ws.wit.get();
+        }
         ws.bad.reserve(1);
-        upload_staged(ws, ws.wit.get(), in.input, rec->inputs * sizeof(fr_t));
-        upload_staged(ws, ws.wit.get() + rec->inputs, in.aux, rec->aux * sizeof(fr_t));
+        upload_staged(ws, w, in.input, rec->inputs * sizeof(fr_t));
+        upload_staged(ws, w + rec->inputs, in.aux, rec->aux * sizeof(fr_t));
         fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
         for (int i = 0; i < 3; i++)
             ev[1 + i].record(ws.copy);
@@ -110,8 +134,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
         CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
         ev[6].record(s);
-        const fr_t* w = ws.wit.get();
-        for (int i = 0; i < 3; i++) {
+        auto spmv_into = [&](int i) {
             auto* spmv = (in.flags & CUZK_CUDA_SPMV_WARP) != 0 ? cuzk_spmv_warp : cuzk_spmv;
             spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
                                                           rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs, w,
@@ -120,16 +143,26 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
             CUDA_OK(cudaGetLastError());
             if (m < n)
                 CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
-        }
-        ev[7].record(s);
-        CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+        };
+        // Two slots: C is evaluated into B's once the A·B product has consumed it.
+        for (int i = 0; i < (streamed ? 2 : 3); i++)
+            spmv_into(i);
         if (in.lg_domain > 0) {
             to_coset(s, dev_abc[0], in.lg_domain, even);
             to_coset(s, dev_abc[1], in.lg_domain, even);
             product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
         }
+        if (streamed)
+            spmv_into(2);
+        ev[7].record(s);
+        CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
     }
     for (int i = 0; rec == nullptr && i < 3; i++) {
+        if (streamed && i == 2) {
+            // C goes into B's slot: its upload waits for the A·B product queued below.
+            ev[7].record(s);
+            CUDA_OK(cudaStreamWaitEvent(ws.copy, ev[7]));
+        }
         upload_staged(ws, dev_abc[i], host_abc[i], m * sizeof(fr_t));
         if (i == 0)
             fault_point(CUZK_CUDA_SITE_STAGE_H, ws.copy);
@@ -153,11 +186,16 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
     ev[5].record(s);
     s.sync();
+    if (streamed) {
+        slot1.reset();
+        wit.reset();
+        release_pool(gpu, s);
+    }
     if (bad != 0)
         throw invalid("the recorded circuit has terms out of range of its witness");
     ws.h_domain = n;
 
-    out.ms[CUZK_CUDA_PH_SPMV] = rec != nullptr ? elapsed_ms(ev[6], ev[7]) : 0.0f;
+    out.ms[CUZK_CUDA_PH_SPMV] = rec != nullptr && !streamed ? elapsed_ms(ev[6], ev[7]) : 0.0f;
     out.ms[CUZK_CUDA_PH_UPLOAD] = elapsed_ms(ev[0], ev[3]);
     out.ms[CUZK_CUDA_PH_NTT] = elapsed_ms(ev[3], ev[4]);
     out.ms[CUZK_CUDA_PH_H_DOWNLOAD] = elapsed_ms(ev[4], ev[5]);

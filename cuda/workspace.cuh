@@ -30,6 +30,19 @@ inline void keep_freed_memory(const gpu_t& gpu)
     CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
+// A streamed proof's phases (stage H's second slot, the tiles, ΣH's batches) take differently
+// sized blocks from the device's pool one after the other; the pool keeps freed blocks but cannot
+// join them for a larger request, so between the phases its unused memory goes back to the
+// driver — else the sum of the phases would stay reserved, over the budget that holds each.
+inline void release_pool(const gpu_t& gpu, cudaStream_t s)
+{
+    CUDA_OK(cudaStreamSynchronize(s));
+    gpu.sync();  // sppark's streams free their scratch asynchronously
+    cudaMemPool_t pool;
+    CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+    CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+}
+
 // The sparse queries a STAGE_QUERIES call uploaded for the next STAGE_SPARSE on the workspace:
 // which arrays (the sparse stage uploads again unless its input names the same ones) and where
 // each query's bitmap words and significant scalars start in bitmaps / sig_idx / sig_scalars.
@@ -75,6 +88,9 @@ struct cuzk_cuda_workspace {
     // proof runs its small Pippengers beside stage H: prove_beside_h).
     thread_pool_t stagers;
     event_t slot_free[2];
+    // Streamed SRS tiles (stream.cuh): tile k's bases have arrived in slot k & 1 (copy stream) /
+    // its slot has been read (main stream).
+    event_t tile_ready[2], tile_free[2];
     static const int NEVENTS = 32;
     timing_event ev[NEVENTS];
 
@@ -120,6 +136,12 @@ struct cuzk_cuda_srs {
     device_buffer<affine_t> h, l, a, b_g1;
     device_buffer<affine2_t> b_g2;
     size_t nh = 0, nl = 0, na = 0, nb = 0, nb2 = 0;
+    // CUZK_CUDA_SEC_* bits of the sections copied to the device; the others are read from
+    // these page-locked host arrays, tile by tile (STREAMED proofs only).
+    uint32_t resident = CUZK_CUDA_SEC_ALL;
+    const affine_t *host_h = nullptr, *host_l = nullptr, *host_a = nullptr, *host_b_g1 = nullptr;
+    const affine2_t* host_b_g2 = nullptr;
+    bool all_resident() const { return resident == CUZK_CUDA_SEC_ALL; }
     explicit cuzk_cuda_srs(int d) : dev(d)
     {
         static std::atomic<uint64_t> next{1};
@@ -150,18 +172,36 @@ void upload_bases(stream_t& s, device_buffer<T>& dst, size_t& n_dst, const void*
         CUDA_OK(cudaMemcpyAsync(dst.get(), src, n * sizeof(T), cudaMemcpyHostToDevice, s));
 }
 
+// One SRS section: copied to the device when `bit` is in `resident`, else left in host memory.
+template<class T>
+void place_bases(stream_t& s, uint32_t resident, uint32_t bit, device_buffer<T>& dst, const T*& host, size_t& n_dst,
+                 const void* src, size_t n)
+{
+    if (resident & bit) {
+        upload_bases(s, dst, n_dst, src, n);
+        return;
+    }
+    if (n != 0 && src == nullptr)
+        throw invalid("SRS base array is NULL");
+    host = static_cast<const T*>(src);
+    n_dst = n;
+}
+
 inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh, const void* l, size_t nl,
                               const void* a, size_t na, const void* b_g1, size_t nb, const void* b_g2,
-                              size_t nb2, float* upload_ms)
+                              size_t nb2, uint32_t resident, float* upload_ms)
 {
+    if ((resident & ~(uint32_t)CUZK_CUDA_SEC_ALL) != 0)
+        throw invalid("unknown SRS sections " + std::to_string(resident));
     ws.gpu.select();
     std::unique_ptr<cuzk_cuda_srs> srs{new cuzk_cuda_srs(ws.gpu.id())};
+    srs->resident = resident;
     ws.ev[0].record(ws.stream);
-    upload_bases(ws.stream, srs->h, srs->nh, h, nh);
-    upload_bases(ws.stream, srs->l, srs->nl, l, nl);
-    upload_bases(ws.stream, srs->a, srs->na, a, na);
-    upload_bases(ws.stream, srs->b_g1, srs->nb, b_g1, nb);
-    upload_bases(ws.stream, srs->b_g2, srs->nb2, b_g2, nb2);
+    place_bases(ws.stream, resident, CUZK_CUDA_SEC_H, srs->h, srs->host_h, srs->nh, h, nh);
+    place_bases(ws.stream, resident, CUZK_CUDA_SEC_L, srs->l, srs->host_l, srs->nl, l, nl);
+    place_bases(ws.stream, resident, CUZK_CUDA_SEC_A, srs->a, srs->host_a, srs->na, a, na);
+    place_bases(ws.stream, resident, CUZK_CUDA_SEC_B_G1, srs->b_g1, srs->host_b_g1, srs->nb, b_g1, nb);
+    place_bases(ws.stream, resident, CUZK_CUDA_SEC_B_G2, srs->b_g2, srs->host_b_g2, srs->nb2, b_g2, nb2);
     ws.ev[1].record(ws.stream);
     ws.stream.sync();
     if (upload_ms != nullptr)

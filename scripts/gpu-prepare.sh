@@ -15,6 +15,8 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")" .gpu-carry/fixtures
 grep -qx '/.gpu-carry/' "$exclude" 2>/dev/null || echo '/.gpu-carry/' >> "$exclude"
 strip -o .gpu-carry/cuzk-gpu "$CARGO_TARGET_DIR/release/cuzk-gpu"
+# The ballast that stands in for a smaller card (stage vram-P-B).
+"${NVCC:-$CUDA_PATH/bin/nvcc}" -O2 -arch=sm_90 -cudart static tools/ballast.cu -o .gpu-carry/ballast
 # cuzk-bench with the CUDA backend (stages kinds, synth-shaped-P).
 strip -o .gpu-carry/cuzk-bench "$CARGO_TARGET_DIR/release/cuzk-bench"
 # A test binary's path: test_exe FEATURES TEST.

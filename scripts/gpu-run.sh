@@ -28,7 +28,7 @@
 #           msm (cuzk-gpu msm-bench: the one-pass big-MSM vs sppark's Pippenger, MSM_LOGS sizes,
 #           MSM_WINDOWS window codes: default ΣH's (822: 22 bits, affine-round sums) and 22 (XYZZ sums)),
 #           identity-test (tests/gpu_identity.rs, .gpu-carry/gpu-identity: byte identity, device
-#           selection),
+#           selection, the streamed mode; IDENTITY_FILTER: test name filters),
 #           kinds-test (tests/gpu_identity.rs' every_proof_kind_on_the_gpu: WinningPoSt, WindowPoSt,
 #           SnapDeals on the GPU, byte-identical to the CPU and verified by filecoin-proofs),
 #           kinds (cuzk-bench kinds: each kind's latency on the GPU, then WinningPoSt while
@@ -37,6 +37,8 @@
 #           fixtures in .gpu-carry/fixtures/kinds (their params are made here, in the background),
 #           porep-512mib (tests/porep_512mib.rs with the CUDA backend: the real 512 MiB sector's C1
 #           carried in .gpu-carry/fixtures/sectors, its params made here first, ~5 min),
+#           vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
+#           holding the rest of the device: a B-MiB card; the engine's peak device memory reported),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
@@ -75,7 +77,7 @@ need_fixture=0
 timed_first=0
 for s in "${stages[@]}"; do case ${s#alt-} in
   selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1; break ;;
-  shaped-*|synth-*|peer-synth-*|msm|ceiling) timed_first=1 ;;
+  shaped-*|synth-*|peer-synth-*|msm|ceiling|vram-*) timed_first=1 ;;
 esac; done
 mkdir -p "$CUZK_FIXTURES_DIR/sectors"
 [ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -90,7 +92,7 @@ wait_fixture() {
   if [ -n "$fixture_pid" ]; then wait "$fixture_pid"; fixture_pid=""; tail -3 "$OUT/fixture.log"; fi
 }
 kinds_pid=""
-for s in "${stages[@]}"; do case $s in kinds*)
+for s in "${stages[@]}"; do case $s in kinds*|identity-test)
   if [ -z "$kinds_pid" ] && [ -d .gpu-carry/fixtures/kinds ]; then
     mkdir -p "$CUZK_FIXTURES_DIR/kinds"; cp -r .gpu-carry/fixtures/kinds/. "$CUZK_FIXTURES_DIR/kinds/"
     ( "$BIN" fixture-kinds > "$OUT/fixture-kinds.log" 2>&1 ) &
@@ -137,6 +139,26 @@ run() { # name cap cmd...
   echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
   if [ -s "$OUT/$name.hang.log" ]; then echo "   hang report:"; head -40 "$OUT/$name.hang.log"; else rm -f "$OUT/$name.hang.log"; fi
   grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^fp64 |^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
+}
+
+# vram-P-B: the engine at proof P's shape (bench-shaped) with vram_budget_mib B while a ballast
+# process (.gpu-carry/ballast, tools/ballast.cu) holds all of the device's memory but B MiB, so a
+# proof that goes over the budget fails for real: a B-MiB card. The device's used memory is
+# sampled every 100 ms; the engine's peak is the highest sample less the ballast's own use.
+vram_run() { # proof budget_mib
+  local p=$1 b=$2 name=vram-$1-$2 bal samp base i
+  .gpu-carry/ballast "$b" > "$OUT/$name.ballast.log" 2>&1 &
+  bal=$!
+  for i in $(seq 1 120); do grep -q "holding" "$OUT/$name.ballast.log" && break; sleep 0.5; done
+  cat "$OUT/$name.ballast.log"
+  base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$name.used.csv" 2>&1 &
+  samp=$!
+  run "$name" 560 env RUST_LOG="${VRAM_LOG:-info}" "$BIN" bench-shaped --proof "$p" --jobs "${SHAPED_JOBS:-2}" --vram-budget-mib "$b" \
+      --timeline "$OUT/timeline-$name.json"
+  kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
+  awk -v base="$base" -v cap="$b" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; the engine peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/$name.used.csv"
+  grep -E "plan|page-locked|streamed" "$OUT/$name.log" | head -8
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the
@@ -196,7 +218,7 @@ for s0 in "${stages[@]}"; do
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;
     ceiling) run ceiling 60 "$BIN" ceiling ;;
     msm) run msm 240 "$BIN" msm-bench --log "${MSM_LOGS:-24,26,27}" --windows "${MSM_WINDOWS:-822,22}" ;;
-    identity-test) wait_fixture; run identity-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 ;;
+    identity-test) wait_kinds; run identity-test ${IDENTITY_CAP:-300} .gpu-carry/gpu-identity --nocapture --test-threads 1 ${IDENTITY_FILTER:-} ;;
     installed) wait_fixture; installed ;;
     porep-512mib) run porep-512mib 560 .gpu-carry/porep-512mib --ignored --nocapture --test-threads 1 ;;
     kinds-test) wait_kinds; run kinds-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 every_proof_kind_on_the_gpu ;;
@@ -205,6 +227,7 @@ for s0 in "${stages[@]}"; do
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
+    vram-*) p=${s#vram-}; vram_run "${p%-*}" "${p#*-}" ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
         run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" \
             --gpu-lanes "${SHAPED_LANES:-0}" ;;

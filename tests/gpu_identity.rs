@@ -242,15 +242,16 @@ fn every_proof_kind_on_the_gpu() {
     }
 }
 
-/// A VRAM budget decides where the real 2 KiB partition is proved: with room for two lanes or
-/// one on the device, and a budget too small for the resident circuit on the CPU (counted as a
-/// CPU fallback) — every time the same bytes as the CPU backend's proof for fixed r, s.
+/// A VRAM budget decides where the real 2 KiB partition is proved: resident with room for two
+/// lanes or one, streamed (cuda/stream.cuh) below that, and on the CPU (counted as a CPU
+/// fallback) below the streamed mode's floor — every time the same bytes as the CPU backend's
+/// proof for fixed r, s.
 #[test]
-fn vram_budgets_decide_lanes_or_the_cpu() {
+fn vram_budgets_decide_lanes_streaming_or_the_cpu() {
     if gpu().is_none() {
         return;
     }
-    use cuzk::prover::vram::{CircuitSizes, Footprint, MIB};
+    use cuzk::prover::vram::{plan, CircuitSizes, Footprint, Plan, MIB};
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
     let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
@@ -258,11 +259,103 @@ fn vram_budgets_decide_lanes_or_the_cpu() {
     let (r, s) = (Scalar::from(5u64), Scalar::from(8u64));
     let want = bytes(&CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
     let need = Footprint::of(&CircuitSizes::of(&srs, 0));
-    for (budget, on_cpu) in [(need.resident(2) + 64 * MIB, false), (need.resident(1) + 64 * MIB, false), (need.resident(1) / 2, true)] {
+    let floor = need.streamed(0, false);
+    for (budget, on_cpu) in
+        [(need.resident(2) + 64 * MIB, false), (need.resident(1) + 64 * MIB, false), (need.resident(1) - 1, false), (floor, false), (floor - 1, true)]
+    {
         let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
         assert_eq!(gpu.devices()[0].budget_bytes, Some(budget));
         let p = gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap();
-        assert_eq!(bytes(&p.proof), want, "budget {} MiB", budget / MIB);
-        assert_eq!(p.cpu_fallback, on_cpu, "budget {} MiB", budget / MIB);
+        assert_eq!(bytes(&p.proof), want, "budget {} MiB ({:?})", budget / MIB, plan(&need, budget, 2));
+        assert_eq!(p.cpu_fallback, on_cpu, "budget {} MiB ({:?})", budget / MIB, plan(&need, budget, 2));
+        if budget < need.resident(1) && !on_cpu {
+            assert!(matches!(plan(&need, budget, 2), Plan::Streamed(_)));
+        }
+    }
+}
+
+/// Budgets for `srs`'s circuit that put it in the streamed mode: nothing kept on the device (its
+/// floor), L and B_G1 kept, and just under the resident mode (as much kept as fits).
+fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
+    use cuzk::prover::vram::{plan, sec, CircuitSizes, Footprint, Plan};
+    let f = Footprint::of(&CircuitSizes::of(srs, 0));
+    let floor = f.streamed(0, false);
+    [floor, floor + f.kept(sec::L | sec::B_G1, false), f.resident(1) - 1]
+        .into_iter()
+        .map(|b| match plan(&f, b, 2) {
+            Plan::Streamed(p) => (b, p),
+            p => panic!("budget {b}: {p:?}"),
+        })
+        .collect()
+}
+
+/// The streamed mode byte-identical to the CPU at 2^10 to 2^20 constraints (eight tiles or more
+/// per section, so every copy/compute overlap and tile boundary runs), with nothing, part and
+/// most of the SRS kept on the device, B_G2 on the GPU and on CPU threads, and on the real 2 KiB
+/// partition (verified).
+#[test]
+fn streamed_mode_byte_identical() {
+    if gpu().is_none() {
+        return;
+    }
+    let cases = [
+        (Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }, 60),
+        (Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, 61),
+        (Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, 62),
+        (Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, 63),
+        (Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, 64),
+        (Toy { constraints: (1 << 20) - 2, inputs: 1, mode: 2 }, 65),
+    ];
+    for (c, seed) in cases {
+        let asg = Assignment::synthesize(c.clone(), SizeHint::default()).unwrap();
+        let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asg), seed));
+        for (budget, p) in streamed_budgets(&srs) {
+            let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
+            let name = format!("{c:?} streamed, kept {:#x} (tile {})", p.resident, p.tile);
+            check(&gpu, &name, &srs, clone_assignment(&asg), false, seed);
+            gpu.set_b_g2_on_gpu(false);
+            check(&gpu, &format!("{name}, B_G2 on CPU threads"), &srs, clone_assignment(&asg), false, seed + 100);
+            let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
+            assert!(!gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().cpu_fallback, "{name}: proved on the CPU");
+        }
+    }
+    let f = common::fixture();
+    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    for (budget, p) in streamed_budgets(&srs) {
+        let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
+        let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
+        check(&gpu, &format!("2 KiB partition 0 streamed, kept {:#x}", p.resident), &srs, asg, true, 8);
+        eprintln!("2 KiB streamed with {} MiB: kept {:#x}, tile {}: byte-identical, verified", budget >> 20, p.resident, p.tile);
+    }
+}
+
+/// WinningPoSt, WindowPoSt and SnapDeals in the streamed mode (nothing of their SRS on the
+/// device): every partition byte-identical to the CPU backend's proof for fixed r, s.
+#[test]
+fn every_proof_kind_streamed() {
+    if gpu().is_none() {
+        return;
+    }
+    let k = common::kind_fixtures();
+    let params_dir = cuzk::fixtures::params_dir(&cuzk::fixtures::default_root());
+    let engine = Engine::new(EngineConfig { backend: "cpu".into(), params_dir: Some(params_dir), ..Default::default() }).unwrap();
+    for c in k.circuits() {
+        engine.srs_load(c, None).unwrap();
+    }
+    let (r, s) = (Scalar::from(7u64), Scalar::from(11u64));
+    for (name, request) in k.requests() {
+        let inputs = request.parse().unwrap();
+        let srs = engine.srs_get(inputs.circuit).unwrap().unwrap();
+        let (budget, p) = streamed_budgets(&srs)[0];
+        let gpu = CudaBackend::with_budget(Some(&[0]), 1, Some(budget)).unwrap();
+        for part in 0..inputs.circuits.partitions() {
+            let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
+            let cpu = CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof;
+            let g = gpu.prove(&srs, asg, r, s).unwrap();
+            assert!(!g.cpu_fallback, "{name} partition {part}: proved on the CPU");
+            assert_eq!(bytes(&cpu), bytes(&g.proof), "{name} partition {part}: streamed GPU proof differs from the CPU proof");
+        }
+        eprintln!("{name}: {} partition(s) byte-identical in the streamed mode (tile {})", inputs.circuits.partitions(), p.tile);
     }
 }

@@ -146,7 +146,7 @@ impl Shared {
 /// The SRS (and recorded circuit) to the backend's devices ahead of the first proof; see
 /// [`Engine::preload`].
 fn preload(shared: &Shared, srs: &Srs, circuit: Option<&Arc<crate::synth::R1cs>>) {
-    let circuit = circuit.filter(|_| shared.backend.evaluates_recorded());
+    let circuit = circuit.filter(|c| shared.backend.evaluates_recorded(srs, c));
     if let Err(e) = shared.backend.preload(srs, circuit) {
         log::warn!(
             "SRS {}{} not uploaded to the GPU in advance (the first proof will): {e}",

@@ -105,6 +105,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "total_bytes": d.total_bytes,
                 "free_bytes": d.free_bytes,
                 "vram_budget_bytes": d.budget_bytes,
+                "pinned_host_bytes": d.pinned_host_bytes,
                 "usable": d.usable,
                 "error": d.error,
                 "proofs": d.proofs,
@@ -275,6 +276,9 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         family(&mut o, "cuzk_device_vram_budget_bytes", "gauge", "Device memory the backend may use, by device (vram_budget_mib, or what was free at start less 2 %).");
         for (d, b) in devices.iter().filter_map(|d| Some((d, d.budget_bytes?))) {
             let _ = writeln!(o, "cuzk_device_vram_budget_bytes{{device=\"{}\"}} {b}", d.index);
+        }
+        if let Some(p) = devices.iter().filter_map(|d| d.pinned_host_bytes).max() {
+            single(&mut o, "cuzk_srs_pinned_host_bytes", "gauge", "Host memory page-locked for SRS sections streamed to the GPUs (devices whose VRAM budget does not hold them).", p);
         }
         family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
         for d in &devices {

@@ -174,7 +174,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
         // evaluates a, b, c on its device, a partition holds only its witness on the host.
         let seal = work.inputs.circuit.seal();
         let r1cs = seal.and_then(|p| shared.circuits.get(p));
-        let on_device = r1cs.is_some() && shared.backend.evaluates_recorded();
+        let on_device = r1cs.as_ref().is_some_and(|r| shared.backend.evaluates_recorded(&work.srs, r));
         // A witness-only partition spreads over every core: a few at a time each finish sooner.
         let t = Instant::now();
         let pass = match r1cs {

@@ -98,6 +98,8 @@ pub struct DeviceStatus {
     pub lanes: usize,
     /// Device bytes the backend may use on it (`vram_budget_mib`, or what was free at start).
     pub budget_bytes: Option<u64>,
+    /// Host memory page-locked for SRS sections streamed to the devices (process-wide).
+    pub pinned_host_bytes: Option<u64>,
     /// Time at least one of its lanes was held by a proof (overlapping lanes count once).
     pub busy: Duration,
 }
@@ -148,10 +150,11 @@ pub trait Backend: Send + Sync {
         self.prove(srs, assignment, r, s).map(Begun::Done)
     }
 
-    /// Whether the backend evaluates a recorded circuit's a, b, c itself (on its device), so
-    /// the engine hands it assignments with `deferred` set and the host keeps only witnesses.
-    /// Backends that do not evaluate them on the CPU threads ([`Assignment::evaluate_deferred`]).
-    fn evaluates_recorded(&self) -> bool {
+    /// Whether the backend evaluates the recorded circuit `circuit`'s a, b, c itself (on its
+    /// device) for proofs against `srs`, so the engine hands it assignments with `deferred` set
+    /// and the host keeps only witnesses. Backends that do not evaluate them on the CPU threads
+    /// ([`Assignment::evaluate_deferred`]).
+    fn evaluates_recorded(&self, _srs: &Srs, _circuit: &crate::synth::R1cs) -> bool {
         false
     }
 

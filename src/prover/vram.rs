@@ -1,11 +1,15 @@
 //! Device memory: how much one circuit's proofs need on a GPU, and what a device's budget lets
-//! the backend run. The CUDA backend keeps a circuit's SRS bases and recorded circuit resident
-//! on the device, a workspace per lane (stage H's a/b/c slots, the copy of h the folded ΣH reads,
-//! the witness, the sparse queries), and borrows its MSM scratch from the device's pool one
-//! proof at a time (the MSM gate). [`Footprint`] sizes each from the circuit's section counts —
-//! the formulas of `cuda/` (stage_h.cuh, sparse.cuh, msm_big.cuh, sum_ones.cuh), with the share
-//! of significant scalars a planning assumption — and [`plan`] picks the most lanes that fit a
-//! budget, or says that the circuit does not fit at all.
+//! the backend run. In the resident mode the CUDA backend keeps a circuit's SRS bases and
+//! recorded circuit on the device, a workspace per lane (stage H's a/b/c slots, the copy of h the
+//! folded ΣH reads, the witness, the sparse queries), and borrows its MSM scratch from the
+//! device's pool one proof at a time (the MSM gate). Where that does not fit, the streamed mode
+//! (cuda/stream.cuh) keeps what the budget holds on the device — SRS sections, the recorded
+//! circuit — and streams the other sections from page-locked host memory in tiles, with stage H
+//! in two domain slots, one lane. [`Footprint`] sizes each from the circuit's section counts —
+//! the formulas of `cuda/` (stage_h.cuh, sparse.cuh, stream.cuh, msm_big.cuh, sum_ones.cuh,
+//! sppark's msm_t), with the share of significant scalars a planning assumption — and [`plan`]
+//! picks the resident mode with the most lanes that fit a budget, else the streamed mode with the
+//! most kept on the device, or says that the circuit does not fit at all.
 //!
 //! Backend-neutral arithmetic (no CUDA here), so it is tested on any machine and can size a card
 //! before one is bought.
@@ -33,10 +37,39 @@ const MSM_BIG_MIN_POINTS: u64 = 1 << 25;
 /// The G1 sums of ones run by affine rounds from this many bases of a query (cuda/sparse.cuh).
 const ONES_ROUNDS_MIN_BASES: u64 = 1 << 24;
 
-/// Bytes: G1 and G2 affine points, field elements.
+/// Bytes: G1 and G2 affine points, field elements, G1 XYZZ buckets.
 const G1: u64 = 96;
 const G2: u64 = 192;
 const FR: u64 = 32;
+const BUCKET: u64 = 192;
+
+/// SRS sections as bits of a residency mask (the CUDA side's CUZK_CUDA_SEC_*), by section index
+/// h, l, a, b_g1, b_g2 (`CircuitSizes::sections[1..]`).
+pub mod sec {
+    pub const H: u32 = 1;
+    pub const L: u32 = 2;
+    pub const A: u32 = 4;
+    pub const B_G1: u32 = 8;
+    pub const B_G2: u32 = 16;
+    pub const ALL: u32 = 31;
+
+    /// The sections of `mask` by name ("h, l, b_g1"; "none").
+    pub fn names(mask: u32) -> String {
+        let v: Vec<&str> = ["h", "l", "a", "b_g1", "b_g2"].iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, n)| *n).collect();
+        if v.is_empty() { "none".into() } else { v.join(", ") }
+    }
+}
+
+/// Most bases per streamed tile (two tiles of G2 bases: 1.5 GiB).
+pub const STREAM_TILE: u64 = 1 << 22;
+
+/// Fewest tiles the largest section is streamed in: smaller circuits take smaller tiles, so the
+/// copy of one tile hides under the work on the previous at every size (and every size runs the
+/// tiled path the 32 GiB circuit runs).
+const MIN_TILES: u64 = 8;
+
+/// Room for the significant scalars' Pippengers and sppark's per-call tables in streamed mode.
+const STREAM_SLACK: u64 = 256 * MIB;
 
 /// The sizes of one circuit that its device memory follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +106,10 @@ pub struct Footprint {
     /// MSM scratch one proof at a time borrows from the pool (the larger of ΣH's and the sums
     /// of ones').
     pub transient: u64,
+    /// The sizes it was computed from (the streamed mode's plan reads them).
+    pub sizes: CircuitSizes,
+    /// The sparse queries' device buffers (part of `workspace`).
+    queries: u64,
 }
 
 impl Footprint {
@@ -105,7 +142,43 @@ impl Footprint {
         // The sums of ones by rounds: lists of the one-scalar positions and the rounds' scratch
         // (2^25-entry passes); sppark's batch addition needs none.
         let ones = if l.max(a) >= ONES_ROUNDS_MIN_BASES { share(l + a + b, ONES_SHARE_PERCENT) * 4 + 4 * GIB } else { 0 };
-        Footprint { srs, r1cs: c.r1cs_bytes, workspace, transient: sum_h.max(ones) }
+        Footprint { srs, r1cs: c.r1cs_bytes, workspace, transient: sum_h.max(ones), sizes: *c, queries }
+    }
+
+    /// Device bytes a streamed plan keeps: the sections in `resident` (`sec` bits), and the
+    /// recorded circuit with `r1cs`.
+    pub fn kept(&self, resident: u32, r1cs: bool) -> u64 {
+        let [_, h, l, a, b, b2] = self.sizes.sections;
+        let bytes = [h * G1, l * G1, a * G1, b * G1, b2 * G2];
+        (0..5).filter(|i| resident & (1 << i) != 0).map(|i| bytes[i]).sum::<u64>() + if r1cs { self.r1cs } else { 0 }
+    }
+
+    /// Bases per streamed tile: a power of two, at most `STREAM_TILE`, at least the 1024 bases
+    /// a bitmap chunk covers, else an eighth of the largest section (`MIN_TILES`).
+    pub fn tile_points(&self) -> u64 {
+        let largest = self.sizes.sections[1..].iter().max().copied().unwrap_or(0);
+        let eighth = (largest / MIN_TILES).max(1);
+        (1u64 << (63 - eighth.leading_zeros())).clamp(1024, STREAM_TILE)
+    }
+
+    /// Device bytes of a streamed-mode proof keeping the sections in `resident` (`sec` bits) and,
+    /// with `r1cs`, the recorded circuit on the device (one lane, the context reserve included).
+    pub fn streamed(&self, resident: u32, r1cs: bool) -> u64 {
+        let c = &self.sizes;
+        let [ic, h, l, a, b, b2] = c.sections;
+        let n = c.domain();
+        let counts = [h, l, a, b, b2];
+        let r1cs = r1cs && c.r1cs_bytes > 0;
+        // Stage H: two domain slots, the witness while a, b, c are evaluated from it.
+        let stage_h = 2 * n * FR + if r1cs { (ic + l) * FR } else { 0 };
+        // The sparse stage: H's slot, then either two tiles of a streamed section's bases or
+        // ΣH's batches (one after the other), and the significant scalars' Pippengers.
+        let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
+        let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
+        let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
+        let sum_h = sppark_msm_bytes(h, streamed(0));
+        let sparse = n * FR + tiles.max(sum_h) + STREAM_SLACK;
+        self.kept(resident, r1cs) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
     }
 
     /// Bytes with `lanes` lanes (resident SRS and circuit, a workspace each, one proof's MSM
@@ -115,22 +188,95 @@ impl Footprint {
     }
 }
 
+/// sppark's `msm_t` scratch for `n` points with device-resident scalars (msm/pippenger.cuh: the
+/// window buckets and their histogram, the batch's digits and sort temporaries, and two batches
+/// of points when they are streamed from the host).
+pub fn sppark_msm_bytes(n: u64, host_points: bool) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let lg2 = |x: u64| 63 - x.leading_zeros() as u64;
+    let lg = lg2(n + n / 2);
+    let wbits = if n > 192 { lg.saturating_sub(8).clamp(10, 18) } else { 10 };
+    let nwins = 254 / wbits + 1;
+    let batch = ((1u64 << (lg.max(wbits) - wbits)) >> 6).max(1);
+    let stride = n.div_ceil(batch).div_ceil(32) * 32;
+    let row = 1u64 << (wbits - 1);
+    let buckets = (nwins * row + 4096) * BUCKET + nwins * row * 4;
+    let points = if host_points { (if batch > 1 { 2 } else { 1 }) * stride * G1 } else { 0 };
+    buckets + stride * 16 + nwins * stride * 4 + points
+}
+
+/// The streamed mode's choice for one circuit on one device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Streamed {
+    /// SRS sections kept on the device (`sec` bits); the others are streamed from host memory.
+    pub resident: u32,
+    /// Whether the recorded circuit is kept on the device (else a, b, c are computed on CPU
+    /// threads and uploaded).
+    pub r1cs: bool,
+    /// Bases per streamed tile.
+    pub tile: u64,
+    /// Device bytes at most.
+    pub need: u64,
+}
+
 /// What a device does with a circuit under its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
     /// SRS and recorded circuit resident, `lanes` partitions at once; `need` bytes at most.
     Resident { lanes: usize, need: u64 },
-    /// Not even one lane fits: `need` bytes for one, over `budget`.
+    /// The resident mode does not fit: one partition at a time, streaming what is not kept.
+    Streamed(Streamed),
+    /// Not even the streamed mode fits: `need` bytes for it, over `budget`.
     TooSmall { need: u64, budget: u64 },
 }
 
-/// The most lanes (up to `max_lanes`) whose resident footprint fits `budget` bytes.
+impl Plan {
+    /// Lanes the plan proves on at once (0: none).
+    pub fn lanes(&self) -> usize {
+        match self {
+            Plan::Resident { lanes, .. } => *lanes,
+            Plan::Streamed(_) => 1,
+            Plan::TooSmall { .. } => 0,
+        }
+    }
+}
+
+/// What the streamed mode keeps on the device first when the budget has room, by what it saves
+/// per byte: the large G1 sections (their ones passes are bound by PCIe), B_G1, the recorded
+/// circuit (a, b, c off the CPU, a third of stage H's upload), then B_G2 and h (their sums are
+/// bound by arithmetic: sppark streams ΣH's bases under its own work).
+const KEEP_ORDER: [Keep; 6] = [Keep::Sec(sec::L), Keep::Sec(sec::A), Keep::Sec(sec::B_G1), Keep::R1cs, Keep::Sec(sec::B_G2), Keep::Sec(sec::H)];
+
+#[derive(Clone, Copy)]
+enum Keep {
+    Sec(u32),
+    R1cs,
+}
+
+/// The resident mode with the most lanes (up to `max_lanes`) that fits `budget` bytes; else the
+/// streamed mode keeping on the device what fits, in `KEEP_ORDER`; else TooSmall.
 pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
-    (1..=max_lanes.max(1))
-        .rev()
-        .map(|lanes| (lanes, f.resident(lanes)))
-        .find(|&(_, need)| need <= budget)
-        .map_or(Plan::TooSmall { need: f.resident(1), budget }, |(lanes, need)| Plan::Resident { lanes, need })
+    if let Some((lanes, need)) = (1..=max_lanes.max(1)).rev().map(|lanes| (lanes, f.resident(lanes))).find(|&(_, need)| need <= budget) {
+        return Plan::Resident { lanes, need };
+    }
+    let (mut resident, mut r1cs) = (0u32, false);
+    let need = f.streamed(0, false);
+    if need > budget {
+        return Plan::TooSmall { need, budget };
+    }
+    for keep in KEEP_ORDER {
+        let (m, r) = match keep {
+            Keep::Sec(bit) => (resident | bit, r1cs),
+            Keep::R1cs if f.r1cs > 0 => (resident, true),
+            Keep::R1cs => continue,
+        };
+        if f.streamed(m, r) <= budget {
+            (resident, r1cs) = (m, r);
+        }
+    }
+    Plan::Streamed(Streamed { resident, r1cs, tile: f.tile_points(), need: f.streamed(resident, r1cs) })
 }
 
 /// A device's budget: `configured` bytes when set (never above what the device has), else the
@@ -177,17 +323,56 @@ mod tests {
         assert!(matches!(plan(&f, 140 * GIB, 2), Plan::Resident { lanes: 2, .. }));
         assert!(matches!(plan(&f, 120 * GIB, 2), Plan::Resident { lanes: 1, .. }));
         assert!(matches!(plan(&f, 140 * GIB, 1), Plan::Resident { lanes: 1, .. }));
+        // Below that, the streamed mode: one lane, under the budget, keeping more as it grows.
+        let mut kept_before = 0;
         for card in [12, 16, 24, 32, 48, 80] {
             match plan(&f, card * GIB, 2) {
-                Plan::TooSmall { need, budget } => assert!(need > budget && budget == card * GIB),
+                Plan::Streamed(p) => {
+                    assert!(p.need <= card * GIB, "{card} GiB: {p:?}");
+                    assert_eq!(p.tile, STREAM_TILE);
+                    let kept = Footprint::of(&porep_32g()).streamed(p.resident, p.r1cs) - f.streamed(0, false);
+                    assert!(kept >= kept_before, "{card} GiB keeps less than a smaller card: {p:?}");
+                    kept_before = kept;
+                }
                 p => panic!("{card} GiB: {p:?}"),
             }
+        }
+        // What each card class keeps (README's sizing table): 12 GiB nothing, 16 GiB B_G1,
+        // 24 GiB L, 80 GB everything but ΣH's big-MSM scratch.
+        let keeps = |card: u64| match plan(&f, card * GIB, 2) {
+            Plan::Streamed(p) => (p.resident, p.r1cs),
+            p => panic!("{card} GiB: {p:?}"),
+        };
+        assert_eq!(keeps(12), (0, false));
+        assert_eq!(keeps(16), (sec::B_G1, false));
+        assert_eq!(keeps(24), (sec::L, false));
+        assert_eq!(keeps(80), (sec::ALL, true));
+        // Under ~11 GB not even that: the need it reports is the streamed mode's floor.
+        match plan(&f, 10 * GIB, 2) {
+            Plan::TooSmall { need, budget } => assert!(need > budget && need == f.streamed(0, false) && (10.0..12.5).contains(&gb(need)), "{}", gb(need)),
+            p => panic!("10 GiB: {p:?}"),
         }
         // A 2 KiB circuit fits any card.
         let small = CircuitSizes { sections: [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522], r1cs_bytes: 152_000_000 };
         let f = Footprint::of(&small);
         assert!(matches!(plan(&f, 12 * GIB, 2), Plan::Resident { lanes: 2, .. }), "{:?}", plan(&f, 12 * GIB, 2));
         assert!(gb(f.resident(2)) < 5.0, "{}", gb(f.resident(2)));
+        // Its tiles: an eighth of h (4 M bases) rounded down to a power of two.
+        assert_eq!(f.tile_points(), 1 << 19);
+    }
+
+    /// sppark's msm_t scratch, against its own arithmetic at 2^27: 8 batches of 2^24, 18-bit
+    /// windows (15 of them): digits 1 GiB, temps 0.25 GiB, two point batches 3 GiB, buckets.
+    #[test]
+    fn sppark_scratch() {
+        let n = (1u64 << 27) - 1;
+        let dev = sppark_msm_bytes(n, false);
+        let host = sppark_msm_bytes(n, true);
+        assert_eq!(host - dev, 2 * (1 << 24) * G1);
+        assert!((1.6..1.8).contains(&gb(dev)), "{}", gb(dev));
+        assert_eq!(sppark_msm_bytes(0, true), 0);
+        // A small MSM is one batch: no double buffer.
+        assert_eq!(sppark_msm_bytes(1000, true) - sppark_msm_bytes(1000, false), 1024 * G1);
     }
 
     #[test]

@@ -37,6 +37,13 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         .position(|a| a == "--gpu-lanes")
         .and_then(|i| args.get(i + 1))
         .map_or_else(|| vec![0], |v| v.split(',').filter_map(|x| x.parse().ok()).collect());
+    // VRAM budgets (MiB; 0 = automatic), one engine each after the lane counts' (e.g.
+    // "24576,16384,12288": the streamed mode where the resident one does not fit).
+    let budgets: Vec<u64> = args
+        .iter()
+        .position(|a| a == "--vram-budget-mib")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(|| vec![0], |v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     if backend().is_none() {
         return true;
     }
@@ -70,11 +77,15 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             None => None,
         };
         let mut summaries = Vec::new();
-        for (run, &lanes) in lane_counts.iter().enumerate() {
-            let tag = if lane_counts.len() > 1 { format!("-lanes{lanes}") } else { String::new() };
+        let runs = budgets.iter().flat_map(|&b| lane_counts.iter().map(move |&l| (b, l)));
+        for (run, (vram_budget_mib, lanes)) in runs.enumerate() {
+            let mut tag = if lane_counts.len() > 1 { format!("-lanes{lanes}") } else { String::new() };
+            if budgets.len() > 1 {
+                tag += &format!("-vram{vram_budget_mib}");
+            }
             let path = timeline.as_ref().map(|p| p.replace(".json", &format!("{tag}.json")));
-            println!("== gpu_lanes {lanes} (run {run})");
-            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, timeline: path })?);
+            println!("== gpu_lanes {lanes}, vram_budget_mib {vram_budget_mib} (run {run})");
+            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path })?);
         }
         Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "runs": summaries}))
     })();
@@ -95,6 +106,7 @@ struct Setup {
     workers: usize,
     recorded: bool,
     lanes: usize,
+    vram_budget_mib: u64,
     timeline: Option<String>,
 }
 
@@ -107,7 +119,7 @@ fn run_engine(
     r1cs: Option<Arc<cuzk::synth::R1cs>>,
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
-    let Setup { jobs, workers, recorded, lanes, timeline } = setup;
+    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline } = setup;
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
@@ -117,6 +129,7 @@ fn run_engine(
             prove_queue_depth: 2,
             record_circuits: recorded,
             gpu_lanes: lanes,
+            vram_budget_mib,
             ..Default::default()
         })?;
         let adopted = r1cs.is_some();

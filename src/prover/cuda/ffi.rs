@@ -63,6 +63,9 @@ pub const NTT_SPPARK: u32 = 64;
 pub const ONES_ROUNDS: u32 = 128;
 /// The G1 sums of one-scalar bases by sppark's batch addition at every size.
 pub const ONES_SPPARK: u32 = 256;
+/// A device whose VRAM cannot hold the resident mode: two stage-H slots, the SRS sections kept
+/// in host memory streamed in tiles, ΣH streamed by sppark (cuda/stream.cuh).
+pub const STREAMED: u32 = 512;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
@@ -91,6 +94,8 @@ pub struct ProveIn {
     pub r1cs: *const RawR1cs,
     pub input: *const c_void,
     pub aux: *const c_void,
+    /// STREAMED: bases per streamed tile (a positive multiple of 1024).
+    pub tile_points: u64,
 }
 
 #[repr(C)]
@@ -136,7 +141,7 @@ const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 280);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 288);
 const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
@@ -209,10 +214,14 @@ extern "C" {
         nb: u64,
         b_g2: *const c_void,
         nb2: u64,
+        resident: u32,
         out: *mut *mut RawSrs,
         upload_ms: *mut f32,
     ) -> Status;
     fn cuzk_cuda_srs_free(srs: *mut RawSrs);
+    fn cuzk_cuda_host_register(ptr: *const c_void, bytes: u64) -> Status;
+    fn cuzk_cuda_host_unregister(ptr: *const c_void) -> Status;
+    fn cuzk_cuda_device_memory(dev: i32, out: *mut u64) -> Status;
     #[allow(clippy::too_many_arguments)]
     fn cuzk_cuda_r1cs_new(
         ws: *mut RawWorkspace,
@@ -436,6 +445,55 @@ pub fn ones_bench(
     Ok(((g1(&ours), ms[1]), (g1(&peer), ms[0])))
 }
 
+/// Device `dev`'s memory: (free, total) as the driver reports them, and the stream-ordered pool's
+/// (reserved, used) high-water marks since the previous call (which this call resets).
+pub fn device_memory(dev: i32) -> std::result::Result<[u64; 4], CudaError> {
+    let mut out = [0u64; 4];
+    // SAFETY: out has the four slots the call writes.
+    check(unsafe { cuzk_cuda_device_memory(dev, out.as_mut_ptr()) })?;
+    Ok(out)
+}
+
+/// Host memory page-locked for every device (DMA reads it directly) for as long as this lives.
+/// The owner keeps the memory alive longer than the registration (it holds what owns it).
+pub struct HostPinned {
+    ptr: *const c_void,
+    bytes: u64,
+}
+
+// SAFETY: a registration is a process-wide fact about an address range; any thread may undo it.
+unsafe impl Send for HostPinned {}
+unsafe impl Sync for HostPinned {}
+
+impl HostPinned {
+    /// Page-lock `v`'s elements (the caller keeps `v`'s memory alive and unmoved past the
+    /// returned value's drop). Empty slices pin nothing.
+    pub fn new<T>(v: &[T]) -> std::result::Result<HostPinned, CudaError> {
+        let bytes = std::mem::size_of_val(v) as u64;
+        if bytes == 0 {
+            return Ok(HostPinned { ptr: ptr::null(), bytes: 0 });
+        }
+        // SAFETY: the range is v's memory, alive for the call (and, by the caller, until drop).
+        check(unsafe { cuzk_cuda_host_register(v.as_ptr().cast(), bytes) })?;
+        Ok(HostPinned { ptr: v.as_ptr().cast(), bytes })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for HostPinned {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: registered by new, not yet unregistered.
+            if let Err(e) = check(unsafe { cuzk_cuda_host_unregister(self.ptr) }) {
+                log::warn!("unpinning {} MiB of SRS host memory: {e}", self.bytes >> 20);
+            }
+        }
+    }
+}
+
 /// Whether device `dev` still works after a failed call (Err: its context is lost).
 pub fn device_check(dev: i32) -> std::result::Result<(), CudaError> {
     // SAFETY: no pointers.
@@ -478,7 +536,9 @@ impl Workspace {
         unsafe { cuzk_cuda_workspace_bytes(self.0) }
     }
 
-    /// Upload the SRS bases; returns the handle and the CUDA-event upload time in ms.
+    /// Upload the SRS sections in `resident` (`vram::sec` bits); returns the handle and the CUDA-event
+    /// upload time in ms. The handle reads the other sections from host memory: each of them
+    /// must be page-locked ([`HostPinned`]) and outlive the handle.
     pub fn upload_srs(
         &mut self,
         h: &[blstrs::G1Affine],
@@ -486,6 +546,7 @@ impl Workspace {
         a: &[blstrs::G1Affine],
         b_g1: &[blstrs::G1Affine],
         b_g2: &[blstrs::G2Affine],
+        resident: u32,
     ) -> std::result::Result<(DeviceSrs, f32), CudaError> {
         let mut out = ptr::null_mut();
         let mut ms = 0f32;
@@ -503,6 +564,7 @@ impl Workspace {
                 b_g1.len() as u64,
                 b_g2.as_ptr().cast(),
                 b_g2.len() as u64,
+                resident,
                 &mut out,
                 &mut ms,
             )

@@ -372,10 +372,10 @@ impl CudaBackend {
         }
         if self.too_big_logged.lock().unwrap_or_else(|e| e.into_inner()).insert(srs.path.clone()) {
             log::error!(
-                "the proofs of {} need ~{} MiB of device memory (SRS and recorded circuit resident, one partition at a time); \
-                 no CUDA device's VRAM budget holds that ({}): proving them on the CPU. This build has no mode that \
-                 streams the SRS from host memory.",
+                "the proofs of {} need ~{} MiB of device memory even with the SRS streamed from host memory (~{} MiB \
+                 with it resident); no CUDA device's VRAM budget holds that ({}): proving them on the CPU.",
                 srs.circuit.name(),
+                f.streamed(0, false) >> 20,
                 f.resident(1) >> 20,
                 self.pool.status().iter().map(|d| format!("device {}: {} MiB", d.index, d.budget_bytes.unwrap_or(0) >> 20)).collect::<Vec<_>>().join(", ")
             );
@@ -462,8 +462,8 @@ impl Backend for CudaBackend {
         self.pool.preload(srs, circuit)
     }
 
-    fn evaluates_recorded(&self) -> bool {
-        self.pool.any_usable()
+    fn evaluates_recorded(&self, srs: &Srs, circuit: &R1cs) -> bool {
+        self.pool.any_usable() && self.pool.keeps_r1cs(&Footprint::of_srs(srs, Some(circuit)))
     }
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {

@@ -8,7 +8,7 @@
 //! this process) is marked unusable, its handles are released, and it is skipped from then on.
 //! A recoverable error (out of memory, a bad argument) fails only the proof that hit it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -33,17 +33,94 @@ fn gates(n: usize) -> &'static [Mutex<()>] {
     GATES.get_or_init(|| (0..n).map(|_| Mutex::new(())).collect())
 }
 
+/// SRS sections page-locked in host memory for streamed proofs. One registration per section for
+/// the whole process (page-locking is process-wide and serves every device), shared by the
+/// devices' cached copies that read from it; undone when the last of them goes.
+pub struct PinnedSrs {
+    key: [usize; 5],
+    // Declared before the vectors: the registrations are undone before the memory can be freed.
+    pins: Mutex<[Option<ffi::HostPinned>; 5]>,
+    g1: [Arc<Vec<G1Affine>>; 4],
+    g2: Arc<Vec<G2Affine>>,
+}
+
+impl PinnedSrs {
+    /// The registry entry of `srs`, with the sections not in `resident` (`sec` bits) page-locked.
+    fn of(srs: &Srs, resident: u32) -> Result<Arc<PinnedSrs>> {
+        static PINNED: Mutex<Vec<Weak<PinnedSrs>>> = Mutex::new(Vec::new());
+        let key = srs_key(srs);
+        let p = &srs.params;
+        let entry = {
+            let mut reg = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+            reg.retain(|w| w.strong_count() > 0);
+            match reg.iter().find_map(|w| w.upgrade().filter(|e| e.key == key)) {
+                Some(e) => e,
+                None => {
+                    let e = Arc::new(PinnedSrs {
+                        key,
+                        pins: Mutex::default(),
+                        g1: [p.h.clone(), p.l.clone(), p.a.clone(), p.b_g1.clone()],
+                        g2: p.b_g2.clone(),
+                    });
+                    reg.push(Arc::downgrade(&e));
+                    e
+                }
+            }
+        };
+        let mut pins = entry.pins.lock().unwrap_or_else(|e| e.into_inner());
+        for i in (0..5).filter(|i| resident & (1 << i) == 0) {
+            if pins[i].is_some() {
+                continue;
+            }
+            let t = Instant::now();
+            let pin = if i < 4 { ffi::HostPinned::new(&entry.g1[i][..]) } else { ffi::HostPinned::new(&entry.g2[..]) };
+            let pin = pin.map_err(|e| err!(Prover, "page-locking the SRS {} in host memory for streaming: {e}", srs.path.display()))?;
+            PINNED_BYTES.fetch_add(pin.bytes(), Ordering::Relaxed);
+            log::info!("SRS {}: {} MiB of section {i} page-locked in host memory in {:.2} s (streamed to the GPU)", srs.path.display(), pin.bytes() >> 20, t.elapsed().as_secs_f64());
+            pins[i] = Some(pin);
+        }
+        drop(pins);
+        Ok(entry)
+    }
+
+    /// Host bytes page-locked for it.
+    fn bytes(&self) -> u64 {
+        self.pins.lock().unwrap_or_else(|e| e.into_inner()).iter().flatten().map(ffi::HostPinned::bytes).sum()
+    }
+}
+
+/// Host bytes page-locked for streamed SRS sections, over the process.
+static PINNED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+pub fn pinned_host_bytes() -> u64 {
+    PINNED_BYTES.load(Ordering::Relaxed)
+}
+
+impl Drop for PinnedSrs {
+    fn drop(&mut self) {
+        PINNED_BYTES.fetch_sub(self.bytes(), Ordering::Relaxed);
+    }
+}
+
 struct CachedSrs {
     key: [usize; 5],
+    /// The sections on the device (`sec` bits); the others are read from `pinned`.
+    resident: u32,
     /// Device bytes of its bases.
     bytes: u64,
     alive: ([Weak<Vec<G1Affine>>; 4], Weak<Vec<G2Affine>>),
     dev: Arc<ffi::DeviceSrs>,
+    // After `dev`: the device handle (which reads host sections) goes first.
+    pinned: Option<Arc<PinnedSrs>>,
 }
 
 impl CachedSrs {
     fn alive(&self) -> bool {
-        self.alive.0.iter().all(|w| w.strong_count() > 0) && self.alive.1.strong_count() > 0
+        match &self.pinned {
+            // The registry holds the vectors itself: alive while someone else does too.
+            Some(p) => Arc::strong_count(&p.g1[0]) > 1,
+            None => self.alive.0.iter().all(|w| w.strong_count() > 0) && self.alive.1.strong_count() > 0,
+        }
     }
 }
 
@@ -72,37 +149,43 @@ struct Resident {
     r1cs: Vec<CachedR1cs>,
 }
 
-/// What one proof uses on a device.
+/// What one proof uses on a device, and how (the device's plan for its circuit).
 pub struct OnDevice {
     pub srs: Arc<ffi::DeviceSrs>,
     pub r1cs: Option<Arc<ffi::DeviceR1cs>>,
+    pub plan: Plan,
+    // After `srs`: the host sections it reads stay page-locked while the proof runs.
+    _pinned: Option<Arc<PinnedSrs>>,
 }
 
 impl Resident {
-    /// `srs`'s bases (and `r1cs`'s matrices, when given) on this device, uploaded through `ws`
-    /// first if needed (evicting the other SRSes or circuits when the device is out of memory,
-    /// or when keeping them would put the device over `room`: the bytes the budget leaves for
-    /// resident SRSes and circuits beside this proof's workspaces and scratch). Pushes the
+    /// `srs`'s sections in `resident` (`sec` bits; the others read from `pinned`) and `r1cs`'s
+    /// matrices, when given, on this device, uploaded through `ws` first if needed (evicting the
+    /// other SRSes or circuits when the device is out of memory, or when keeping them would put
+    /// the device over `room`: the bytes the budget leaves for resident SRSes and circuits beside
+    /// this proof's workspaces and scratch; `mine`: the bytes this proof keeps there). Pushes the
     /// upload times when it uploads.
-    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, mine: &Footprint, room: u64, t: &mut PhaseTimings) -> Result<OnDevice> {
+    #[allow(clippy::too_many_arguments)]
+    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, resident: u32, pinned: Option<Arc<PinnedSrs>>, mine: u64, room: u64, plan: Plan, t: &mut PhaseTimings) -> Result<OnDevice> {
         self.srs.retain(CachedSrs::alive);
         self.r1cs.retain(|c| c.alive.strong_count() > 0);
         let key = srs_key(srs);
-        let others: u64 = self.srs.iter().filter(|e| e.key != key).map(|e| e.bytes).sum::<u64>()
+        // A copy of this SRS with other sections on the device (another plan) is another's.
+        let others: u64 = self.srs.iter().filter(|e| e.key != key || e.resident != resident).map(|e| e.bytes).sum::<u64>()
             + self.r1cs.iter().filter(|c| r1cs.is_none_or(|r| !std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r)))).map(|c| c.bytes).sum::<u64>();
-        if others > 0 && others + mine.srs + mine.r1cs > room {
+        if others > 0 && others + mine > room {
             log::info!(
                 "the VRAM budget holds {} MiB of SRS and circuits for {} beside its proof: evicting {} MiB of others",
                 room >> 20,
                 srs.path.display(),
                 others >> 20
             );
-            self.srs.retain(|e| e.key == key);
+            self.srs.retain(|e| e.key == key && e.resident == resident);
             self.r1cs.retain(|c| r1cs.is_some_and(|r| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))));
         }
-        let i = match self.srs.iter().position(|e| e.key == key) {
+        let i = match self.srs.iter().position(|e| e.key == key && e.resident == resident) {
             Some(i) => i,
-            None => self.upload(ws, srs, key, t)?,
+            None => self.upload(ws, srs, key, resident, pinned.clone(), t)?,
         };
         let j = match r1cs {
             None => None,
@@ -111,7 +194,7 @@ impl Resident {
                 None => Some(self.upload_r1cs(ws, r, t)?),
             },
         };
-        Ok(OnDevice { srs: self.srs[i].dev.clone(), r1cs: j.map(|j| self.r1cs[j].dev.clone()) })
+        Ok(OnDevice { srs: self.srs[i].dev.clone(), r1cs: j.map(|j| self.r1cs[j].dev.clone()), plan, _pinned: pinned })
     }
 
     fn upload_r1cs(&mut self, ws: &mut ffi::Workspace, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
@@ -132,10 +215,10 @@ impl Resident {
         Ok(self.r1cs.len() - 1)
     }
 
-    fn upload(&mut self, ws: &mut ffi::Workspace, srs: &Srs, key: [usize; 5], t: &mut PhaseTimings) -> Result<usize> {
+    fn upload(&mut self, ws: &mut ffi::Workspace, srs: &Srs, key: [usize; 5], resident: u32, pinned: Option<Arc<PinnedSrs>>, t: &mut PhaseTimings) -> Result<usize> {
         let p = &srs.params;
         let wall = Instant::now();
-        let up = match ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2) {
+        let up = match ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2, resident) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.srs.is_empty() => {
                 log::warn!(
                     "GPU out of memory for the SRS of {}: evicting {} other SRS(es)",
@@ -143,20 +226,30 @@ impl Resident {
                     self.srs.len()
                 );
                 self.srs.clear();
-                ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
+                ws.upload_srs(&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2, resident)
             }
             r => r,
         };
         let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the SRS {} to the GPU: {e}", srs.path.display()))?;
         t.push("gpu_srs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_srs_upload_wall", wall.elapsed());
-        log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
+        if resident == vram::sec::ALL {
+            log::info!("SRS {} uploaded to the GPU in {:.1} ms", srs.path.display(), ms);
+        } else {
+            log::info!(
+                "SRS {}: sections {} uploaded to the GPU in {:.1} ms; {} streamed from page-locked host memory",
+                srs.path.display(),
+                vram::sec::names(resident),
+                ms,
+                vram::sec::names(!resident & vram::sec::ALL)
+            );
+        }
         let alive = (
             [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
-        let bytes = Footprint::of_srs(srs, None).srs;
-        self.srs.push(CachedSrs { key, bytes, alive, dev: Arc::new(dev) });
+        let bytes = Footprint::of_srs(srs, None).kept(resident, false);
+        self.srs.push(CachedSrs { key, resident, bytes, alive, dev: Arc::new(dev), pinned });
         Ok(self.srs.len() - 1)
     }
 }
@@ -217,13 +310,18 @@ impl Device {
         self.lanes_usable.load(Ordering::Relaxed).clamp(1, self.lanes.len())
     }
 
+    /// How this device runs a circuit of footprint `f` within its budget.
+    pub fn plan_for(&self, f: &Footprint) -> Plan {
+        vram::plan(f, self.budget, self.lanes_usable())
+    }
+
     /// Lanes a circuit of footprint `f` may use on this device within its budget (0: it does
     /// not fit at all).
     pub fn lanes_for(&self, f: &Footprint) -> usize {
-        match vram::plan(f, self.budget, self.lanes_usable()) {
+        match self.plan_for(f) {
             Plan::Resident { lanes, .. } if self.strict => lanes,
             Plan::Resident { .. } => self.lanes_usable(),
-            Plan::TooSmall { .. } => 0,
+            p => p.lanes(),
         }
     }
 }
@@ -259,14 +357,35 @@ impl Held<'_> {
         Ok(self.ws.as_mut().expect("initialized above"))
     }
 
-    /// `srs` (and `r1cs`) resident on the device, uploaded through this lane if needed, within
-    /// the device's budget for proofs of footprint `f` (other circuits' copies go first when it
-    /// cannot hold them all).
+    /// What the device's plan for footprint `f` keeps of `srs` (and `r1cs`) on the device,
+    /// uploaded through this lane if needed, within the device's budget (other circuits' copies
+    /// go first when it cannot hold them all); in a streamed plan the other sections are
+    /// page-locked in host memory first.
     pub fn resident(&mut self, srs: &Srs, r1cs: Option<&Arc<R1cs>>, f: &Footprint, t: &mut PhaseTimings) -> Result<OnDevice> {
         let dev = self.dev;
-        let room = dev.budget.saturating_sub(f.resident(dev.lanes_for(f).max(1)) - f.srs - f.r1cs);
+        let plan = dev.plan_for(f);
+        let (resident, r1cs, pinned, mine, need) = match plan {
+            Plan::Streamed(p) => {
+                let pinned = if p.resident == vram::sec::ALL { None } else { Some(PinnedSrs::of(srs, p.resident)?) };
+                (p.resident, r1cs.filter(|_| p.r1cs), pinned, f.kept(p.resident, p.r1cs), p.need)
+            }
+            _ => (vram::sec::ALL, r1cs, None, f.srs + f.r1cs, f.resident(dev.lanes_for(f).max(1))),
+        };
+        let room = dev.budget.saturating_sub(need - mine);
+        if let Plan::Streamed(p) = plan {
+            log::debug!(
+                "CUDA device {}: {} streamed within its {} MiB VRAM budget: ~{} MiB planned, kept {}{}, tiles of {} bases",
+                dev.index,
+                srs.circuit.name(),
+                dev.budget >> 20,
+                p.need >> 20,
+                vram::sec::names(p.resident),
+                if p.r1cs { " and the recorded circuit" } else { "" },
+                p.tile
+            );
+        }
         let ws = self.workspace()?;
-        dev.resident().get(ws, srs, r1cs, f, room, t)
+        dev.resident().get(ws, srs, r1cs, resident, pinned, mine, room, plan, t)
     }
 
     /// Whether this is the device's only held lane (of this pool) right now.
@@ -403,6 +522,13 @@ impl Pool {
         self.devices.iter().any(|d| d.usable() && d.lanes_for(f) > 0)
     }
 
+    /// Whether the usable devices that prove circuits of footprint `f` keep its recorded
+    /// circuit (and evaluate a, b, c from it): false when one streams without it.
+    pub fn keeps_r1cs(&self, f: &Footprint) -> bool {
+        let mut plans = self.devices.iter().filter(|d| d.usable()).map(|d| d.plan_for(f)).filter(|p| p.lanes() > 0).peekable();
+        plans.peek().is_some() && plans.all(|p| !matches!(p, Plan::Streamed(s) if !s.r1cs))
+    }
+
     /// Lanes proofs can run on at once, over the usable devices.
     pub fn lanes(&self) -> usize {
         self.devices.iter().filter(|d| d.usable()).map(Device::lanes_usable).sum()
@@ -484,6 +610,7 @@ impl Pool {
                     failures: h.failures,
                     lanes: d.lanes_usable(),
                     budget_bytes: Some(d.budget),
+                    pinned_host_bytes: Some(pinned_host_bytes()),
                     busy: h.busy.busy(),
                 }
             })

@@ -13,7 +13,7 @@ use super::ffi;
 use super::prep::SparseScalars;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
 use super::CudaBackend;
-use crate::prover::vram::Footprint;
+use crate::prover::vram::{Footprint, Plan};
 use crate::error::Result;
 use crate::prover::msm::msm_sparse;
 use crate::prover::PhaseTimings;
@@ -232,7 +232,11 @@ impl CudaBackend {
             r1cs: std::ptr::null(), // set once the device holds it
             input: ptr(recorded.map(|r| r.1)),
             aux: ptr(recorded.map(|r| r.2)),
+            tile_points: 0,
         };
+        // a, b, c computed here when the device streams without the recorded circuit (the engine
+        // normally computes them on its synthesis threads then: `evaluates_recorded`).
+        let mut host_abc: Option<[Vec<Scalar>; 3]> = None;
         let mut out = ffi::new_out();
 
         let fold = fold_r.is_some() && h_on_gpu;
@@ -243,14 +247,32 @@ impl CudaBackend {
             let mut held = self.pool.hold(&footprint).ok_or_else(|| err!(Prover, "no usable CUDA device with the VRAM budget for this circuit is left"))?;
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
-            let beside = self.sparse_beside_h() && held.alone();
+            let alone = held.alone();
             let res = held.resident(srs, recorded.map(|r| r.0), &footprint, t).map_err(StageError::from).and_then(|on| {
                 inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
+                let streamed = match on.plan {
+                    Plan::Streamed(p) => {
+                        inp.flags |= ffi::STREAMED;
+                        inp.tile_points = p.tile;
+                        if let (Some((r, input, aux)), None) = (recorded, &on.r1cs) {
+                            let t_abc = Instant::now();
+                            let abc = host_abc.get_or_insert_with(|| r.products(input, aux));
+                            t.push("cpu_abc", t_abc.elapsed());
+                            (inp.a, inp.b, inp.c) = (abc[0].as_ptr().cast(), abc[1].as_ptr().cast(), abc[2].as_ptr().cast());
+                            (inp.input, inp.aux) = (std::ptr::null(), std::ptr::null());
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+                // Streamed: the sparse stage follows stage H (its tiles need the memory stage
+                // H frees) and runs its own ΣH (no fold).
+                let beside = self.sparse_beside_h() && alone && !streamed;
                 let wall = Instant::now();
                 let ws = held.workspace()?;
                 let first = self.queries_before_gate();
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
-                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold, first, beside, t).map(|q| (q, wall.elapsed()))
+                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold && !streamed, first, beside, t).map(|q| (q, wall.elapsed()))
             });
             // Out of device memory with two workspaces: retry with one. The check clears the
             // failed allocation's error from this thread (else the retry's next error check
@@ -261,6 +283,19 @@ impl CudaBackend {
                 }
             }
             let res = res.map_err(|e| e.error);
+            if res.is_ok() && (inp.flags & ffi::STREAMED) != 0 && log::log_enabled!(log::Level::Debug) {
+                // The pool's high-water marks beside the plan: what the budget had to hold, measured.
+                if let Ok([free, total, reserved, used]) = ffi::device_memory(held.dev.index) {
+                    log::debug!(
+                        "CUDA device {}: streamed proof done; pool high-water {} MiB reserved, {} MiB used; {} of {} MiB free",
+                        held.dev.index,
+                        reserved >> 20,
+                        used >> 20,
+                        free >> 20,
+                        total >> 20
+                    );
+                }
+            }
             held.record(&res);
             break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
         };
