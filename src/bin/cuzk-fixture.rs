@@ -3,6 +3,10 @@
 //! Prints one JSON line per proof with the params path and the sealed sector.
 //! `cuzk-fixture --kinds` instead makes the WinningPoSt / WindowPoSt / SnapDeals fixtures (2 KiB
 //! sectors, vanilla proofs, each kind's params) and prints them as one JSON line.
+//! `cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]` instead writes a
+//! committed-capacity sector's C1 output without sealing (any size; seconds at 32 GiB) as
+//! `DIR/c1.json` and `DIR/sector.json` (the sealed fixtures' format); `--verify` then runs
+//! filecoin-proofs' vanilla verification over it and prints the times.
 //! `cuzk-fixture --shape PROOF ...` instead counts each proof's partition circuit (constraints and
 //! the params section sizes, from the blank circuit; no params or sector needed); PROOF may also
 //! name a PoSt or update proof there (`StackedDrgWindow32GiBV1_2`, `UpdateStackedDrg32GiBV1`).
@@ -17,7 +21,10 @@ fn main() -> ExitCode {
     let mut proofs = Vec::new();
     let mut with_params = true;
     let mut shape = false;
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("cc-sector") {
+        return cc_sector(args.skip(1).collect());
+    }
     while let Some(a) = args.next() {
         match a.as_str() {
             "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
@@ -79,6 +86,66 @@ fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
         }
         Err(e) => {
             eprintln!("cuzk-fixture --kinds: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]`.
+fn cc_sector(args: Vec<String>) -> ExitCode {
+    let usage = "usage: cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]";
+    let (mut proof, mut seed, mut out, mut verify) = (None, cuzk::fixtures::DEFAULT_SEED, None, false);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let parsed = match a.as_str() {
+            "--proof" => value("--proof").map(|v| proof = Some(v)),
+            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
+            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
+            "--verify" => Ok(verify = true),
+            "-h" | "--help" => {
+                println!("{usage}");
+                return ExitCode::SUCCESS;
+            }
+            other => Err(format!("unknown argument {other}")),
+        };
+        if let Err(e) = parsed {
+            eprintln!("cuzk-fixture cc-sector: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    }
+    let (Some(proof), Some(out)) = (proof, out) else {
+        eprintln!("cuzk-fixture cc-sector: --proof and --out are required\n{usage}");
+        return ExitCode::from(2);
+    };
+    let run = || -> cuzk::error::Result<serde_json::Value> {
+        let proof = cuzk::registry::parse(&proof)?;
+        let t = std::time::Instant::now();
+        let (c1, sector) = cuzk::fixtures::cc_sector_c1(proof, seed)?;
+        let made = t.elapsed().as_secs_f64();
+        std::fs::create_dir_all(&out).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", out.display()))?;
+        let write = |name: &str, bytes: &[u8]| std::fs::write(out.join(name), bytes).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", out.join(name).display()));
+        write("c1.json", &c1)?;
+        write("sector.json", &serde_json::to_vec_pretty(&sector).map_err(|e| cuzk::err!(Internal, "{e}"))?)?;
+        let mut report = serde_json::json!({ "proof": sector.registered_proof, "seed": seed, "out": out, "c1_bytes": c1.len(), "generate_s": made });
+        if verify {
+            let t = std::time::Instant::now();
+            let ok = cuzk::fixtures::verify_c1(&c1, &sector)?;
+            report["vanilla_verified"] = ok.into();
+            report["verify_s"] = t.elapsed().as_secs_f64().into();
+            if !ok {
+                return Err(cuzk::err!(Verification, "filecoin-proofs rejects the generated vanilla proofs: {report}"));
+            }
+        }
+        Ok(report)
+    };
+    match run() {
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cuzk-fixture cc-sector: {e}");
             ExitCode::FAILURE
         }
     }

@@ -125,6 +125,26 @@ impl R1cs {
         self.rows.each_ref().map(|m| self.product(m, input, aux))
     }
 
+    /// The rows where A·w × B·w ≠ C·w for w = [input | aux], in order (at most `limit` of them),
+    /// computed row by row on all threads without materializing a, b, c: whether a witness
+    /// satisfies the circuit, at any size in the memory of the witness and the circuit alone.
+    pub fn unsatisfied_rows(&self, input: &[Scalar], aux: &[Scalar], limit: usize) -> Vec<usize> {
+        const CHUNK: usize = 1 << 14;
+        let [a, b, c] = &self.rows;
+        let n = a.end.len();
+        let mut bad: Vec<usize> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .flat_map_iter(|k| {
+                (k * CHUNK..((k + 1) * CHUNK).min(n))
+                    .filter(|&r| self.row(a, r, input, aux) * self.row(b, r, input, aux) != self.row(c, r, input, aux))
+                    .take(limit)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        bad.truncate(limit);
+        bad
+    }
+
     /// Matrix `q` (0 = A, 1 = B, 2 = C) as row ends and terms (see [`Rows`]), and the coefficient
     /// table: what a device copy is made from.
     pub fn matrix(&self, q: usize) -> (&[u32], &[u64]) {
