@@ -27,6 +27,10 @@ pub const CONTEXT_RESERVE: u64 = GIB;
 /// L 1.6 %, A 1.2 %, B 4.6 % (cuda/NOTES.md); 5 % keeps headroom.
 const SIG_SHARE_PERCENT: u64 = 5;
 
+fn share(x: u64, pct: u64) -> u64 {
+    x * pct / 100
+}
+
 /// Planning share of scalars equal to one (PoRep witnesses are half bits: ~47 %).
 const ONES_SHARE_PERCENT: u64 = 50;
 
@@ -121,7 +125,6 @@ impl Footprint {
     pub fn of(c: &CircuitSizes) -> Footprint {
         let [_, h, l, a, b, b2] = c.sections;
         let n = c.domain();
-        let share = |x: u64, pct: u64| x * pct / 100;
         let srs = (h + l + a + b) * G1 + b2 * G2;
         // Stage H: a, b, c in three domain-sized slots; the witness when a, b, c come from the
         // recorded circuit.
@@ -151,6 +154,18 @@ impl Footprint {
         let [_, h, l, a, b, b2] = self.sizes.sections;
         let bytes = [h * G1, l * G1, a * G1, b * G1, b2 * G2];
         (0..5).filter(|i| resident & (1 << i) != 0).map(|i| bytes[i]).sum::<u64>() + if r1cs { self.r1cs } else { 0 }
+    }
+
+    /// Bytes a streamed-mode proof moves from host to device: the sections not in `resident`
+    /// (each crosses once per proof), a, b, c (or the witness when the recorded circuit is
+    /// kept), and the sparse queries. The resident mode moves only the last two.
+    pub fn streamed_pcie_bytes(&self, resident: u32, r1cs: bool) -> u64 {
+        let [ic, h, l, a, b, b2] = self.sizes.sections;
+        let bytes = [h * G1, l * G1, a * G1, b * G1, b2 * G2];
+        let streamed: u64 = (0..5).filter(|i| resident & (1 << i) == 0).map(|i| bytes[i]).sum();
+        let stage_h = if r1cs && self.r1cs > 0 { (ic + l) * FR } else { 3 * (h + 1) * FR };
+        let sig = share(l + a + b, SIG_SHARE_PERCENT);
+        streamed + stage_h + (l + a + b) / 8 + sig * (4 + FR)
     }
 
     /// Bases per streamed tile: a power of two, at most `STREAM_TILE`, at least the 1024 bases
@@ -347,6 +362,27 @@ mod tests {
         assert_eq!(keeps(16), (sec::B_G1, false));
         assert_eq!(keeps(24), (sec::L, false));
         assert_eq!(keeps(80), (sec::ALL, true));
+        // What crosses PCIe per partition: all five sections and a, b, c with nothing kept (~60
+        // GB); L kept at 24 GiB saves its 12.5 GB; a resident-sized streamed plan moves only the
+        // witness and the queries.
+        let pcie = |card: u64| match plan(&f, card * GIB, 2) {
+            Plan::Streamed(p) => f.streamed_pcie_bytes(p.resident, p.r1cs),
+            p => panic!("{card} GiB: {p:?}"),
+        };
+        assert!((59.0..62.0).contains(&gb(pcie(12))), "{}", gb(pcie(12)));
+        assert!((gb(pcie(12)) - gb(pcie(24)) - 12.5).abs() < 0.1, "{} {}", gb(pcie(12)), gb(pcie(24)));
+        assert!(gb(pcie(80)) < 5.0, "{}", gb(pcie(80)));
+        for card in [12, 16, 24, 32, 48, 80] {
+            if let Plan::Streamed(p) = plan(&f, card * GIB, 2) {
+                eprintln!(
+                    "{card} GiB: kept {} (circuit {}), need {:.1} GB, PCIe {:.1} GB per partition",
+                    sec::names(p.resident),
+                    p.r1cs,
+                    gb(p.need),
+                    gb(f.streamed_pcie_bytes(p.resident, p.r1cs))
+                );
+            }
+        }
         // Under ~11 GB not even that: the need it reports is the streamed mode's floor.
         match plan(&f, 10 * GIB, 2) {
             Plan::TooSmall { need, budget } => assert!(need > budget && need == f.streamed(0, false) && (10.0..12.5).contains(&gb(need)), "{}", gb(need)),
@@ -357,8 +393,8 @@ mod tests {
         let f = Footprint::of(&small);
         assert!(matches!(plan(&f, 12 * GIB, 2), Plan::Resident { lanes: 2, .. }), "{:?}", plan(&f, 12 * GIB, 2));
         assert!(gb(f.resident(2)) < 5.0, "{}", gb(f.resident(2)));
-        // Its tiles: an eighth of h (4 M bases) rounded down to a power of two.
-        assert_eq!(f.tile_points(), 1 << 19);
+        // Its tiles: an eighth of h (2^22 − 1 bases) rounded down to a power of two: 16 tiles.
+        assert_eq!(f.tile_points(), 1 << 18);
     }
 
     /// sppark's msm_t scratch, against its own arithmetic at 2^27: 8 batches of 2^24, 18-bit

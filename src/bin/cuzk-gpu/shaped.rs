@@ -85,6 +85,22 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             }
             let path = timeline.as_ref().map(|p| p.replace(".json", &format!("{tag}.json")));
             println!("== gpu_lanes {lanes}, vram_budget_mib {vram_budget_mib} (run {run})");
+            if vram_budget_mib > 0 {
+                // The plan the backend makes for this budget (the same function), and what it moves.
+                use cuzk::prover::vram::{plan, sec, Footprint, Plan};
+                let f = Footprint::of_srs(&srs, r1cs.as_deref());
+                match plan(&f, vram_budget_mib << 20, 2) {
+                    Plan::Streamed(p) => println!(
+                        "plan: streamed, kept {} (recorded circuit: {}), tiles of {} bases, ~{} MiB planned; {:.1} GB over PCIe per partition",
+                        sec::names(p.resident),
+                        p.r1cs,
+                        p.tile,
+                        p.need >> 20,
+                        f.streamed_pcie_bytes(p.resident, p.r1cs) as f64 / 1e9
+                    ),
+                    p => println!("plan: {p:?}"),
+                }
+            }
             summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path })?);
         }
         Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "runs": summaries}))
@@ -210,7 +226,7 @@ fn run_engine(
             synth / partitions as f64
         );
         Ok(serde_json::json!({
-            "gpu_lanes": lanes, "recorded": recorded, "latency_s": latency,
+            "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
             "stream_per_proof_s": stream / jobs as f64, "prover_busy": busy / stream, "prove_sum_s": prove,
             "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
