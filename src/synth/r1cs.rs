@@ -125,6 +125,41 @@ impl R1cs {
         self.rows.each_ref().map(|m| self.product(m, input, aux))
     }
 
+    /// Aᵀ·x, Bᵀ·x, Cᵀ·x for a value x[r] per row (missing rows count as zero): per variable,
+    /// inputs first, then aux — the QAP polynomials at τ when x holds the Lagrange basis at τ
+    /// (what a Groth16 SRS is made from). One thread per matrix.
+    pub fn transposed_products(&self, x: &[Scalar]) -> [Vec<Scalar>; 3] {
+        let mut out: Vec<Vec<Scalar>> = self
+            .rows
+            .par_iter()
+            .map(|m| {
+                let mut v = vec![Scalar::ZERO; self.inputs + self.aux];
+                for (r, &xr) in x.iter().enumerate().take(m.end.len()) {
+                    for &t in &m.terms[m.range(r)] {
+                        let var = t as u32;
+                        let j = if var & INPUT != 0 { (var & !INPUT) as usize } else { self.inputs + var as usize };
+                        match (t >> 32) as u32 {
+                            ONE => v[j] += xr,
+                            MINUS_ONE => v[j] -= xr,
+                            c => v[j] += xr * self.coeffs[c as usize],
+                        }
+                    }
+                }
+                v
+            })
+            .collect();
+        let c = out.pop().expect("three matrices");
+        let b = out.pop().expect("three matrices");
+        let a = out.pop().expect("three matrices");
+        [a, b, c]
+    }
+
+    /// Which aux variables occur in A, which inputs and aux in B: the densities the prover's A
+    /// and B queries follow (and an SRS's a, b_g1, b_g2 sections are laid out by).
+    pub fn densities(&self) -> [&DensityTracker; 3] {
+        [&self.a_aux_density, &self.b_input_density, &self.b_aux_density]
+    }
+
     /// The rows where A·w × B·w ≠ C·w for w = [input | aux], in order (at most `limit` of them),
     /// computed row by row on all threads without materializing a, b, c: whether a witness
     /// satisfies the circuit, at any size in the memory of the witness and the circuit alone.
