@@ -69,4 +69,21 @@ fn generated_srs_proves_and_verifies_at_2kib() {
     assert!(snap.result.unwrap().verified, "the engine's own verification (the generated .vk) failed");
     drop(engine);
     std::fs::remove_dir_all(&dir).unwrap();
+
+    // Handed to an engine in memory (no files), as the GPU benchmark does at 32 GiB.
+    let engine = Engine::new(EngineConfig { backend: "cpu".into(), ..Default::default() }).unwrap();
+    engine.adopt_srs(std::sync::Arc::new(srs)).unwrap();
+    let id = engine.submit(SubmitRequest { c1_json: &c1, sector_id: sector.sector_id, prover_id: sector.prover_id, priority: 0, request_id: None }).unwrap();
+    let snap = engine.wait(id, Some(Duration::from_secs(600))).unwrap();
+    assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
+    let res = snap.result.unwrap();
+    assert!(res.verified, "the engine's verification against the adopted SRS's vk failed");
+    assert!(verify_proof(&pvk, &bellperson::groth16::Proof::read(&res.proof[..]).unwrap(), &inputs_public(&c1, &sector)).unwrap());
+}
+
+/// The public inputs of partition 0 of a generated sector (for bellperson's verifier).
+fn inputs_public(c1: &[u8], sector: &cuzk::fixtures::CcSector) -> Vec<Scalar> {
+    let inputs = parse_c1(c1, &sector.prover_id, sector.sector_id).unwrap();
+    let asg = inputs.circuits.synthesize(0, SizeHint::default()).unwrap();
+    asg.input[1..].to_vec()
 }

@@ -252,6 +252,13 @@ impl SrsManager {
         Ok((srs, true))
     }
 
+    /// Make `srs` (built in memory) the resident SRS of its circuit, replacing any loaded one.
+    pub fn adopt(&self, srs: Arc<Srs>) -> Result<()> {
+        let id = srs.circuit.identifier()?;
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs);
+        Ok(())
+    }
+
     fn get_by_id(&self, id: &str) -> Option<Arc<Srs>> {
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
     }

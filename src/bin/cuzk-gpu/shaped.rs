@@ -1,7 +1,12 @@
-//! `bench-shaped`: the whole engine path at a real sector shape on the GPU — shaped C1 (no
-//! sealing; fixtures::shaped_c1), submit, synthesis on all cores, memory budget, CUDA prover,
-//! finish — against a random-point SRS of exactly that proof's section sizes (tiled: seconds to
-//! make). The circuits are not satisfiable, so verification is off: this times, it proves nothing.
+//! `bench-shaped`: the whole engine path at a real sector shape on the GPU — submit, synthesis on
+//! all cores, memory budget, CUDA prover, finish. Two kinds of input:
+//! - `--inputs shaped` (default): a shaped C1 (no sealing; fixtures::shaped_c1) against a
+//!   random-point SRS of exactly that proof's section sizes (tiled: seconds to make). The
+//!   circuits are not satisfiable, so verification is off: this times, it proves nothing.
+//! - `--inputs cc`: a generated committed-capacity sector (fixtures::cc_sector_c1: satisfiable)
+//!   against a generated test SRS for the recorded circuit (fixtures::test_srs: genuine, seeded
+//!   toxic waste — a test SRS, never for production), verification on: every proof is checked
+//!   by the engine against that SRS's verifying key, and the verify time is reported.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +34,14 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
     // long-running node has it); 0: full synthesis.
     let recorded = arg(args, "--recorded", 1usize) != 0;
     let workers: usize = arg(args, "--synthesis-workers", 0);
+    let cc = match args.iter().position(|a| a == "--inputs").and_then(|i| args.get(i + 1)).map(String::as_str) {
+        None | Some("shaped") => false,
+        Some("cc") => true,
+        Some(other) => {
+            println!("FAIL bench-shaped: --inputs {other}: expected shaped or cc");
+            return false;
+        }
+    };
     // Where to write every job's per-partition spans (for `cuzk-timeline`).
     let timeline = args.iter().position(|a| a == "--timeline").and_then(|i| args.get(i + 1)).cloned();
     // GPU lanes per engine, one engine after the other on the same SRS and circuit (e.g. "2,1").
@@ -50,8 +63,16 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
         let proof = proof?;
         let t = Instant::now();
-        let c1 = Arc::new(cuzk::fixtures::shaped_c1(proof, 21, PROVER, SECTOR)?);
-        println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
+        let (c1, sector) = if cc {
+            let (c1, s) = cuzk::fixtures::cc_sector_c1(proof, 21)?;
+            println!("generated CC sector C1 (satisfiable): {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
+            (Arc::new(c1), (s.prover_id, s.sector_id))
+        } else {
+            let c1 = cuzk::fixtures::shaped_c1(proof, 21, PROVER, SECTOR)?;
+            println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
+            (Arc::new(c1), (PROVER, SECTOR))
+        };
+        let recorded = recorded || cc; // the test SRS is made from the recorded circuit
         let t = Instant::now();
         // The circuit is recorded from a partition of the C1 (its challenges on all threads, as
         // the engine records at a proof type's first job) while the SRS is made.
@@ -60,14 +81,18 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
             std::thread::spawn(move || {
                 let shape = sections(proof)?;
                 let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
-                let inputs = cuzk::synth::parse_c1(&c1, &PROVER, SECTOR)?;
+                let inputs = cuzk::synth::parse_c1(&c1, &sector.0, sector.1)?;
                 let t = Instant::now();
                 let r = inputs.circuits.record(0, hint, &|| false)?;
                 Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
             })
         });
-        let srs = Arc::new(Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20)));
-        println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", srs.resident_bytes >> 20, t.elapsed().as_secs_f64());
+        let mut srs = None;
+        if !cc {
+            let s = Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20));
+            println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", s.resident_bytes >> 20, t.elapsed().as_secs_f64());
+            srs = Some(Arc::new(s));
+        }
         let r1cs = match recording {
             Some(h) => {
                 let (r, took) = h.join().map_err(|_| cuzk::err!(Internal, "recording panicked"))??;
@@ -75,6 +100,21 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
                 Some(Arc::new(r))
             }
             None => None,
+        };
+        let srs = match srs {
+            Some(s) => s,
+            None => {
+                let t = Instant::now();
+                let r = r1cs.as_ref().ok_or_else(|| cuzk::err!(Internal, "no recorded circuit for the test SRS"))?;
+                let params = cuzk::fixtures::test_srs(r, 21)?;
+                let s = Srs::from_parameters(proof, params);
+                println!(
+                    "{proof:?}: TEST SRS (seeded toxic waste: never for production; {} MiB resident) generated in {:.1}s",
+                    s.resident_bytes >> 20,
+                    t.elapsed().as_secs_f64()
+                );
+                Arc::new(s)
+            }
         };
         let mut summaries = Vec::new();
         let runs = budgets.iter().flat_map(|&b| lane_counts.iter().map(move |&l| (b, l)));
@@ -101,7 +141,7 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
                     p => println!("plan: {p:?}"),
                 }
             }
-            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path })?);
+            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc, sector })?);
         }
         Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "runs": summaries}))
     })();
@@ -124,6 +164,9 @@ struct Setup {
     lanes: usize,
     vram_budget_mib: u64,
     timeline: Option<String>,
+    /// Satisfiable inputs: submitted as C1 outputs of this (prover id, sector id), verified.
+    cc: bool,
+    sector: ([u8; 32], u64),
 }
 
 /// One engine (its own CUDA backend: the SRS and circuit go to VRAM again) with `lanes` GPU
@@ -135,12 +178,12 @@ fn run_engine(
     r1cs: Option<Arc<cuzk::synth::R1cs>>,
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
-    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline } = setup;
+    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc, sector } = setup;
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
             backend: "cuda".into(),
-            verify: false,
+            verify: cc,
             synthesis_workers: workers,
             prove_queue_depth: 2,
             record_circuits: recorded,
@@ -168,9 +211,17 @@ fn run_engine(
             status["memory"]["budget_bytes"].as_u64().unwrap_or(0) >> 30,
             srs.partition_bytes() >> 30
         );
+        if cc {
+            engine.adopt_srs(srs.clone())?;
+        }
         let submit = || -> cuzk::error::Result<(u64, Instant)> {
             let t = Instant::now();
-            let inputs = cuzk::synth::parse_c1(c1, &PROVER, SECTOR)?;
+            if cc {
+                // As a node submits: the C1 bytes, checked, proved and verified by the engine.
+                let req = cuzk::engine::SubmitRequest { c1_json: c1, sector_id: sector.1, prover_id: sector.0, priority: 0, request_id: None };
+                return Ok((engine.submit(req)?, t));
+            }
+            let inputs = cuzk::synth::parse_c1(c1, &sector.0, sector.1)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
             let at = Instant::now();
             Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))
@@ -187,10 +238,21 @@ fn run_engine(
         let one = finish(id)?;
         let latency = t.elapsed().as_secs_f64();
         println!("one job: {latency:.2}s {}", cuzk::engine::result_json(&one));
+        if cc && !one.verified {
+            return Err(cuzk::err!(Verification, "the engine did not verify the proof of the generated sector"));
+        }
         let t = Instant::now();
         let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
         let results = ids.iter().map(|&(id, _)| finish(id)).collect::<cuzk::error::Result<Vec<_>>>()?;
         let stream = t.elapsed().as_secs_f64();
+        if cc {
+            let verified = results.iter().filter(|r| r.verified).count();
+            let verify: Vec<String> = results.iter().map(|r| format!("{:.2}", r.timings.verify.as_secs_f64())).collect();
+            println!("verified {verified} of {jobs} proofs of the generated sector against the test SRS's vk (verify s: {}; one job {:.2})", verify.join(" "), one.timings.verify.as_secs_f64());
+            if verified != jobs {
+                return Err(cuzk::err!(Verification, "{} of {jobs} proofs not verified", jobs - verified));
+            }
+        }
         if let Some(path) = &timeline {
             let job = |r: &cuzk::engine::JobResult, at: Instant, t0: Instant| {
                 serde_json::json!({"submitted_s": at.duration_since(t0).as_secs_f64(), "timings": cuzk::engine::timings_json(&r.timings)})
@@ -226,7 +288,7 @@ fn run_engine(
             synth / partitions as f64
         );
         Ok(serde_json::json!({
-            "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "recorded": recorded, "latency_s": latency,
+            "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "inputs": if cc { "cc (verified)" } else { "shaped" }, "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
             "stream_per_proof_s": stream / jobs as f64, "prover_busy": busy / stream, "prove_sum_s": prove,
             "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
