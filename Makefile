@@ -16,7 +16,11 @@ demo:
 ## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
 test: test-rust test-examples
 
-.PHONY: test-rust test-512mib check-cc-sectors check-cc-witness
+.PHONY: test-rust test-512mib check-cc-sectors check-cc-witness check-cc-proofs
+## Generated 8 MiB and 512 MiB sectors proved through the engine under generated test SRSes
+## (made once under the fixtures dir), verified by filecoin-proofs' verify_seal (minutes each).
+check-cc-proofs:
+	$(CARGO) test --release --test cc_sector_proofs -- --ignored --nocapture
 ## At 32 and 64 GiB, one partition of a generated sector: its native witness satisfies every
 ## constraint of the recorded circuit, and equals upstream's synthesis at 32 GiB (~13 GB each).
 check-cc-witness:

@@ -37,7 +37,9 @@
 #           fixtures in .gpu-carry/fixtures/kinds (their params are made here, in the background),
 #           porep-512mib (tests/porep_512mib.rs with the CUDA backend: the real 512 MiB sector's C1
 #           carried in .gpu-carry/fixtures/sectors, its params made here first, ~5 min),
-#           vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
+#           cc-P (the engine at proof P with satisfiable inputs: a generated CC sector and a generated
+#           TEST SRS for its recorded circuit, verification on; ~7 min of SRS generation at 32 GiB on
+#           16 cores before the jobs; CC_VRAM_BUDGET MiB), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
@@ -77,7 +79,7 @@ need_fixture=0
 timed_first=0
 for s in "${stages[@]}"; do case ${s#alt-} in
   selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1; break ;;
-  shaped-*|synth-*|peer-synth-*|msm|ceiling|vram-*) timed_first=1 ;;
+  shaped-*|synth-*|peer-synth-*|msm|ceiling|vram-*|cc-*) timed_first=1 ;;
 esac; done
 mkdir -p "$CUZK_FIXTURES_DIR/sectors"
 [ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
@@ -228,6 +230,8 @@ for s0 in "${stages[@]}"; do
         .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     vram-*) p=${s#vram-}; vram_run "${p%-*}" "${p#*-}" ;;
+    cc-*) run "$s" 580 "$BIN" bench-shaped --inputs cc --proof "${s#cc-}" --jobs "${SHAPED_JOBS:-2}" --timeline "$OUT/timeline-$s.json" \
+        --vram-budget-mib "${CC_VRAM_BUDGET:-0}" ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
         run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" \
             --gpu-lanes "${SHAPED_LANES:-0}" ;;

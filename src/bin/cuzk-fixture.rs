@@ -7,6 +7,10 @@
 //! committed-capacity sector's C1 output without sealing (any size; seconds at 32 GiB) as
 //! `DIR/c1.json` and `DIR/sector.json` (the sealed fixtures' format); `--verify` then runs
 //! filecoin-proofs' vanilla verification over it and prints the times.
+//! `cuzk-fixture srs --proof PROOF [--seed N] --out DIR` writes a generated TEST SRS for PROOF's
+//! recorded circuit (seeded toxic waste: anyone who knows the seed can forge proofs under it —
+//! never for production) as filecoin-proofs' params and vk files in
+//! `DIR/test-srs-seed-N-NOT-FOR-PRODUCTION/`, a params directory the engine loads like any.
 //! `cuzk-fixture --shape PROOF ...` instead counts each proof's partition circuit (constraints and
 //! the params section sizes, from the blank circuit; no params or sector needed); PROOF may also
 //! name a PoSt or update proof there (`StackedDrgWindow32GiBV1_2`, `UpdateStackedDrg32GiBV1`).
@@ -24,6 +28,9 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1).peekable();
     if args.peek().map(String::as_str) == Some("cc-sector") {
         return cc_sector(args.skip(1).collect());
+    }
+    if args.peek().map(String::as_str) == Some("srs") {
+        return test_srs(args.skip(1).collect());
     }
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -146,6 +153,72 @@ fn cc_sector(args: Vec<String>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("cuzk-fixture cc-sector: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cuzk-fixture srs --proof PROOF [--seed N] --out DIR`.
+fn test_srs(args: Vec<String>) -> ExitCode {
+    let usage = "usage: cuzk-fixture srs --proof PROOF [--seed N] --out DIR   (a TEST SRS: never for production)";
+    let (mut proof, mut seed, mut out) = (None, cuzk::fixtures::DEFAULT_SEED, None);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let parsed = match a.as_str() {
+            "--proof" => value("--proof").map(|v| proof = Some(v)),
+            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
+            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
+            "-h" | "--help" => {
+                println!("{usage}");
+                return ExitCode::SUCCESS;
+            }
+            other => Err(format!("unknown argument {other}")),
+        };
+        if let Err(e) = parsed {
+            eprintln!("cuzk-fixture srs: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    }
+    let (Some(proof), Some(out)) = (proof, out) else {
+        eprintln!("cuzk-fixture srs: --proof and --out are required\n{usage}");
+        return ExitCode::from(2);
+    };
+    let run = || -> cuzk::error::Result<serde_json::Value> {
+        let proof = cuzk::registry::parse(&proof)?;
+        let sections = cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no section sizes for {proof:?}"))?;
+        let hint = cuzk::synth::SizeHint { constraints: sections[1] + 1, inputs: sections[0], aux: sections[2] };
+        let t = std::time::Instant::now();
+        let r1cs = cuzk::synth::R1cs::record(proof, hint, &|| false)?;
+        let recorded = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let params = cuzk::fixtures::test_srs(&r1cs, seed)?;
+        let generated = t.elapsed().as_secs_f64();
+        let dir = out.join(format!("test-srs-seed-{seed}-NOT-FOR-PRODUCTION"));
+        std::fs::create_dir_all(&dir).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", dir.display()))?;
+        let file = |name: String| std::fs::File::create(dir.join(&name)).map(std::io::BufWriter::new).map_err(|e| cuzk::err!(Internal, "creating {name}: {e}"));
+        let mut f = file(cuzk::registry::params_file_name(proof)?)?;
+        params.write(&mut f).and_then(|_| std::io::Write::flush(&mut f)).map_err(|e| cuzk::err!(Internal, "writing the params: {e}"))?;
+        let mut f = file(cuzk::registry::vk_file_name(proof)?)?;
+        params.vk.write(&mut f).and_then(|_| std::io::Write::flush(&mut f)).map_err(|e| cuzk::err!(Internal, "writing the vk: {e}"))?;
+        std::fs::write(
+            dir.join("TEST-SRS-NOT-FOR-PRODUCTION.txt"),
+            format!("A test SRS for {proof:?}: its toxic waste comes from seed {seed}. Anyone who knows the seed can forge proofs under it. Never use it in production.\n"),
+        )
+        .map_err(|e| cuzk::err!(Internal, "writing the notice: {e}"))?;
+        Ok(serde_json::json!({
+            "warning": "TEST SRS: seeded toxic waste, anyone can forge proofs under it; never for production",
+            "proof": cuzk::registry::name(proof), "seed": seed, "params_dir": dir,
+            "record_s": recorded, "generate_s": generated,
+        }))
+    };
+    match run() {
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cuzk-fixture srs: {e}");
             ExitCode::FAILURE
         }
     }
