@@ -18,10 +18,6 @@
 #include <stdint.h>
 #include <stddef.h>
 
-// The most partitions a WindowPoSt deadline holds (builtin-actors' `MAX_PARTITIONS_PER_DEADLINE`,
-// sized for 10 EiB per miner): a partition index at or past it is no miner's.
-#define MAX_WINDOW_POST_PARTITIONS 3000
-
 // ABI version of this header; compare with `cuzk_abi_version()` at run time.
 #define CUZK_ABI_VERSION 1
 
@@ -48,14 +44,6 @@
 // Bytes of one partition's Groth16 proof (compressed A, B, C): a job's proof is
 // `CUZK_PROOF_BYTES` × its partitions.
 #define CUZK_PROOF_BYTES 192
-
-#define GIB (1 << 30)
-
-#define MIB (1 << 20)
-
-// What the budget keeps back on a device for what no plan counts: the CUDA context, sppark's
-// twiddle and constant tables, allocator rounding.
-#define CONTEXT_RESERVE GIB
 
 // Job states as seen by callers. Numbers are part of the C ABI.
 enum cuzk_job_state

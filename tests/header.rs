@@ -24,6 +24,12 @@ fn committed_header_is_fresh() {
         committed == generated,
         "include/cuzk.h is stale: run `make header` (CUZK_UPDATE_HEADER=1 cargo test --test header) and commit it"
     );
+    // Only the ABI's own names: a crate constant leaking in as an unprefixed macro (`#define H 1`)
+    // would break the code that includes the header.
+    for line in generated.lines().filter(|l| l.starts_with("#define ")) {
+        let name = line.split_whitespace().nth(1).unwrap_or_default();
+        assert!(name.starts_with("CUZK_"), "include/cuzk.h defines {name}, not a CUZK_ name: exclude it in cbindgen.toml");
+    }
     for (name, value) in [
         ("CUZK_ABI_VERSION", cuzk::ABI_VERSION.to_string()),
         ("CUZK_VERSION_MAJOR", env!("CARGO_PKG_VERSION_MAJOR").to_string()),

@@ -235,19 +235,27 @@ fn synth(runs: usize) {
     );
 }
 
+/// The number after `name` (None when `name` is absent); a missing or unparsable value ends the
+/// program with status 2 naming it (never a silent default).
 fn arg(args: &[String], name: &str) -> Option<usize> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok())
+    let i = args.iter().position(|a| a == name)?;
+    match args.get(i + 1).map(|s| (s, s.parse())) {
+        Some((_, Ok(v))) => Some(v),
+        Some((s, Err(_))) => {
+            eprintln!("cuzk-bench: {name} {s}: not a number");
+            std::process::exit(2);
+        }
+        None => {
+            eprintln!("cuzk-bench: {name} needs a value");
+            std::process::exit(2);
+        }
+    }
 }
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
+    let runs = arg(&args, "--runs").unwrap_or(3);
     match args.first().map(String::as_str) {
         Some("p1") => p1(runs),
         Some("p6") => p6(runs),

@@ -17,12 +17,21 @@ pub(crate) use rand_chacha::ChaCha20Rng;
 
 pub(crate) const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 
+/// The value after `name` (`default` when `name` is absent); a missing or unparsable value
+/// ends the program with status 2 naming it (never a silent default).
 pub(crate) fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    let Some(i) = args.iter().position(|a| a == name) else { return default };
+    match args.get(i + 1).map(|s| (s, s.parse())) {
+        Some((_, Ok(v))) => v,
+        Some((s, Err(_))) => {
+            eprintln!("cuzk-gpu: {name} {s}: not a valid value");
+            std::process::exit(2);
+        }
+        None => {
+            eprintln!("cuzk-gpu: {name} needs a value");
+            std::process::exit(2);
+        }
+    }
 }
 
 /// A comma-separated list of numbers after `name` (`default` when absent); panics on a bad one.

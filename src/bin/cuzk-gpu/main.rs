@@ -38,10 +38,13 @@
 //!                                        at once (throughput: synthesis pool feeding the GPU)
 //!
 //!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W] [--gpu-lanes L,L2...]
+//!                         [--vram-budget-mib B,B2...] [--inputs shaped|cc] [--recorded 0|1] [--timeline FILE]
 //!                                        the engine at a real sector shape (default 32 GiB): shaped
-//!                                        C1, random SRS of the exact section sizes, verification off;
-//!                                        one job's latency, then J jobs at once (throughput, prover busy),
-//!                                        for each lane count listed (an engine each, same SRS and circuit)
+//!                                        C1, random SRS of the exact section sizes, verification off
+//!                                        (--inputs cc: a generated CC sector and a generated TEST SRS,
+//!                                        verification on); one job's latency, then J jobs at once
+//!                                        (throughput, prover busy), for each VRAM budget and lane count
+//!                                        listed (an engine each, same SRS and circuit)
 //!   cuzk-gpu soak-2kib [--jobs N]       N (default 1000) 2 KiB C2 jobs through one CUDA engine, every
 //!                                        tenth cancelled: RSS, threads, fds, memory budget and device
 //!                                        free memory must stay flat
@@ -88,9 +91,11 @@ fn main() {
         Some("soak-2kib") => soak_2kib(&args),
         Some("bench-shaped") => bench_shaped(&args),
         _ => {
+            // The module doc lists every subcommand with its options.
             eprintln!(
-                "usage: cuzk-gpu probe | fixture | stats-2kib | selftest [--max-log N] [--no-fixture] [--mem-loop N] \
-                 | bench-2kib [--runs N] [--cpu-runs N] | bench-synthetic --log N [--constraints M] [--runs N]"
+                "usage: cuzk-gpu SUBCOMMAND [OPTIONS]\n  subcommands: probe, ceiling, msm-bench, ones-bench, fixture, fixture-kinds, \
+                 stats-2kib, selftest, bench-2kib, bench-synthetic, classify-bench, bench-e2e, soak-2kib, bench-shaped\n  \
+                 (options: see src/bin/cuzk-gpu/main.rs)"
             );
             std::process::exit(2);
         }
