@@ -72,8 +72,9 @@ pub const STREAM_TILE: u64 = 1 << 22;
 /// tiled path the 32 GiB circuit runs).
 const MIN_TILES: u64 = 8;
 
-/// Room for the significant scalars' Pippengers and sppark's per-call tables in streamed mode.
-const STREAM_SLACK: u64 = 256 * MIB;
+/// Room for sppark's per-call tables and allocator rounding in streamed mode, beside the
+/// significant scalars' Pippengers (sized from their counts).
+const STREAM_SLACK: u64 = 16 * MIB;
 
 /// The sizes of one circuit that its device memory follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +193,9 @@ impl Footprint {
         let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
         let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
         let sum_h = sppark_msm_bytes(h, streamed(0));
-        let sparse = n * FR + tiles.max(sum_h) + STREAM_SLACK;
+        // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
+        let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT), false);
+        let sparse = n * FR + tiles.max(sum_h) + sig + STREAM_SLACK;
         self.kept(resident, r1cs) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
     }
 
@@ -409,6 +412,22 @@ mod tests {
         assert_eq!(sppark_msm_bytes(0, true), 0);
         // A small MSM is one batch: no double buffer.
         assert_eq!(sppark_msm_bytes(1000, true) - sppark_msm_bytes(1000, false), 1024 * G1);
+    }
+
+    /// Every circuit, however small, has a streamed plan below its resident one: budgets between
+    /// them stream (what the GPU identity tests use to run the streamed mode at 2^10–2^20).
+    #[test]
+    fn small_circuits_stream_below_their_resident_footprint() {
+        for lg in [10u64, 14, 18, 22] {
+            let n = 1 << lg;
+            let c = CircuitSizes { sections: [2, n - 1, n - 8, n - 9, n / 4, n / 4], r1cs_bytes: 0 };
+            let f = Footprint::of(&c);
+            assert!(f.streamed(sec::ALL, false) < f.resident(1), "2^{lg}: {} vs {}", f.streamed(sec::ALL, false), f.resident(1));
+            // (At the smallest sizes a whole section can cost less than its two tiles, so the
+            // floor's plan may keep one.)
+            assert!(matches!(plan(&f, f.streamed(0, false), 2), Plan::Streamed(_)), "2^{lg}");
+            assert!(matches!(plan(&f, f.resident(1) - 1, 2), Plan::Streamed(_)), "2^{lg}");
+        }
     }
 
     #[test]
