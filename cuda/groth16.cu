@@ -230,7 +230,11 @@ cuzk_cuda_status cuzk_cuda_host_register(const void* ptr, uint64_t bytes)
     return guard([&] {
         if (ptr == nullptr || bytes == 0)
             throw invalid("nothing to page-lock");
-        CUDA_OK(cudaHostRegister(const_cast<void*>(ptr), bytes, cudaHostRegisterPortable));
+        cudaError_t e = cudaHostRegister(const_cast<void*>(ptr), bytes, cudaHostRegisterPortable);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();  // not sticky: leave no error behind for the next check
+            CUDA_OK(e);
+        }
     });
 }
 

@@ -39,7 +39,8 @@ fn gates(n: usize) -> &'static [Mutex<()>] {
 pub struct PinnedSrs {
     key: [usize; 5],
     // Declared before the vectors: the registrations are undone before the memory can be freed.
-    pins: Mutex<[Option<ffi::HostPinned>; 5]>,
+    // Per section: None = not asked for yet; Some(None) = left pageable (locking failed).
+    pins: Mutex<[Option<Option<ffi::HostPinned>>; 5]>,
     g1: [Arc<Vec<G1Affine>>; 4],
     g2: Arc<Vec<G2Affine>>,
 }
@@ -74,10 +75,28 @@ impl PinnedSrs {
             }
             let t = Instant::now();
             let pin = if i < 4 { ffi::HostPinned::new(&entry.g1[i][..]) } else { ffi::HostPinned::new(&entry.g2[..]) };
-            let pin = pin.map_err(|e| err!(Prover, "page-locking the SRS {} in host memory for streaming: {e}", srs.path.display()))?;
-            PINNED_BYTES.fetch_add(pin.bytes(), Ordering::Relaxed);
-            log::info!("SRS {}: {} MiB of section {i} page-locked in host memory in {:.2} s (streamed to the GPU)", srs.path.display(), pin.bytes() >> 20, t.elapsed().as_secs_f64());
-            pins[i] = Some(pin);
+            match pin {
+                Ok(pin) => {
+                    PINNED_BYTES.fetch_add(pin.bytes(), Ordering::Relaxed);
+                    log::info!(
+                        "SRS {}: {} MiB of section {i} page-locked in host memory in {:.2} s (streamed to the GPU)",
+                        srs.path.display(),
+                        pin.bytes() >> 20,
+                        t.elapsed().as_secs_f64()
+                    );
+                    pins[i] = Some(Some(pin));
+                }
+                // Streaming from pageable memory is correct, only slower (the driver stages each
+                // copy): a section sharing a page with one already locked (small sections are
+                // neighbours on the heap) or a host that refuses to lock more (RLIMIT_MEMLOCK).
+                Err(e) => {
+                    let shared_page = e.code == -(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+                    if !shared_page {
+                        log::warn!("SRS {}: section {i} stays pageable (streamed more slowly): page-locking it failed: {e}", srs.path.display());
+                    }
+                    pins[i] = Some(None);
+                }
+            }
         }
         drop(pins);
         Ok(entry)
@@ -85,9 +104,12 @@ impl PinnedSrs {
 
     /// Host bytes page-locked for it.
     fn bytes(&self) -> u64 {
-        self.pins.lock().unwrap_or_else(|e| e.into_inner()).iter().flatten().map(ffi::HostPinned::bytes).sum()
+        self.pins.lock().unwrap_or_else(|e| e.into_inner()).iter().flatten().flatten().map(ffi::HostPinned::bytes).sum()
     }
 }
+
+/// cudaErrorHostMemoryAlreadyRegistered (the status codes carry −cudaError_t).
+const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 712;
 
 /// Host bytes page-locked for streamed SRS sections, over the process.
 static PINNED_BYTES: AtomicU64 = AtomicU64::new(0);
