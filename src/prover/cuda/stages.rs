@@ -250,6 +250,11 @@ impl CudaBackend {
             let alone = held.alone();
             let res = held.resident(srs, recorded.map(|r| r.0), &footprint, t).map_err(StageError::from).and_then(|on| {
                 inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
+                // Each attempt (another device on a retry) starts from the proof's own a, b, c or
+                // witness, and from its flags without the streamed mode.
+                (inp.a, inp.b, inp.c) = (ptr(values.map(|v| v.0)), ptr(values.map(|v| v.1)), ptr(values.map(|v| v.2)));
+                (inp.input, inp.aux) = (ptr(recorded.map(|r| r.1)), ptr(recorded.map(|r| r.2)));
+                inp.flags &= !ffi::STREAMED;
                 let streamed = match on.plan {
                     Plan::Streamed(p) => {
                         inp.flags |= ffi::STREAMED;
