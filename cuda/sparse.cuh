@@ -393,6 +393,26 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
     ev[BATCH_G2].record(s);
 }
 
+// The sums of the bases whose scalar is one, from the batch additions' per-warp partial sums:
+// nret per G1 query (a query of no points sums to infinity), and B_G2's when `g2` ran.
+inline void write_ones(cuzk_cuda_prove_out& out, const cuzk_cuda_sparse* const q[3], const std::vector<bucket_t>& partial,
+                       size_t nret, bool g2, const std::vector<bucket2_t>& partial2)
+{
+    cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
+    for (int f = 0; f < 3; f++) {
+        point_t sum;
+        sum.inf();
+        if (q[f]->npoints != 0)
+            sum = sum_up(&partial[f * nret], nret);
+        write_point(*ones_out[f], sum);
+    }
+    point2_t sum2;
+    sum2.inf();
+    if (g2)
+        sum2 = sum_up(partial2);
+    write_point(out.b2_ones, sum2);
+}
+
 // The significant scalars of L, A, B_G1 by Pippenger (L and B_G1 only when not folded into ΣH);
 // then the batch additions' partial sums added up on the host, and B_G2's side thread joined.
 inline void finish_rest(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_prove_in& in, const sparse_queries& qs,
@@ -404,21 +424,7 @@ inline void finish_rest(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_pr
 
     s.sync();
     const size_t nret = ws.nret();
-    cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
-    for (int f = 0; f < 3; f++) {
-        point_t sum;
-        sum.inf();
-        if (qs.q[f]->npoints != 0)
-            sum = sum_up(&rest.partial[f * nret], nret);
-        write_point(*ones_out[f], sum);
-    }
-    {
-        point2_t sum;
-        sum.inf();
-        if (plan.g2 && in.b_q.npoints != 0)
-            sum = sum_up(rest.partial2);
-        write_point(out.b2_ones, sum);
-    }
+    write_ones(out, qs.q, rest.partial, nret, plan.g2 && in.b_q.npoints != 0, rest.partial2);
 
     if (rest.side.t.joinable())
         rest.side.t.join();

@@ -176,21 +176,10 @@ inline void stage_sparse_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& 
     ws.h_domain = 0;
     write_point(out.h, hsum);
 
-    cuzk_cuda_g1* ones_out[3] = {&out.l_ones, &out.a_ones, &out.b_ones};
+    write_ones(out, q, partial, nret, !partial2.empty(), partial2);
     cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
-    for (int f = 0; f < 3; f++) {
-        point_t sum;
-        sum.inf();
-        if (q[f]->npoints != 0)
-            sum = sum_up(&partial[f * nret], nret);
-        write_point(*ones_out[f], sum);
+    for (int f = 0; f < 3; f++)
         write_point(*sig_out[f], sig[f]);
-    }
-    point2_t sum2;
-    sum2.inf();
-    if (!partial2.empty())
-        sum2 = sum_up(partial2);
-    write_point(out.b2_ones, sum2);
     write_point(out.b2_sig, b2_sig);
     ev[END].record(s);
     s.sync();

@@ -10,24 +10,10 @@ use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
-use cuzk::fixtures::{cc_sector_c1, verify_c1, CcSector};
+use cuzk::fixtures::{cc_sector_c1, verify_c1};
 use cuzk::prover::{Backend, CpuBackend};
 use cuzk::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
-
-fn verify_seal(s: &CcSector, proof: &[u8]) -> bool {
-    filecoin_proofs_api::seal::verify_seal(
-        cuzk::registry::parse(&s.registered_proof).unwrap(),
-        s.comm_r,
-        s.comm_d,
-        s.prover_id,
-        s.sector_id.into(),
-        s.ticket,
-        s.seed,
-        proof,
-    )
-    .expect("filecoin-proofs verify_seal errored")
-}
 
 #[test]
 fn upstream_accepts_generated_sectors_2kib_8mib_512mib() {
@@ -58,7 +44,7 @@ fn engine_proof_of_a_generated_2kib_sector_verifies() {
     reference.write(&mut a).unwrap();
     ours.proof.write(&mut b).unwrap();
     assert_eq!(a, b, "cuzk's proof of the generated sector differs from bellperson's for fixed r, s");
-    assert!(verify_seal(&sector, &b), "filecoin-proofs rejects the fixed-r,s proof of the generated sector");
+    assert!(common::filecoin_verify_sector(&sector, &b), "filecoin-proofs rejects the fixed-r,s proof of the generated sector");
 
     // Through the engine.
     let engine = Engine::new(EngineConfig { params_dir: Some(f.params_dir.clone()), ..Default::default() }).unwrap();
@@ -68,5 +54,5 @@ fn engine_proof_of_a_generated_2kib_sector_verifies() {
     assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
     let res = snap.result.unwrap();
     assert!(res.verified);
-    assert!(verify_seal(&sector, &res.proof), "filecoin-proofs rejects the engine's proof of the generated sector");
+    assert!(common::filecoin_verify_sector(&sector, &res.proof), "filecoin-proofs rejects the engine's proof of the generated sector");
 }

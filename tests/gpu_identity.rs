@@ -217,12 +217,7 @@ fn sums_of_ones_equal_sppark() {
 #[test]
 fn every_proof_kind_on_the_gpu() {
     let Some(gpu) = gpu() else { return };
-    let k = common::kind_fixtures();
-    let params_dir = cuzk::fixtures::params_dir(&cuzk::fixtures::default_root());
-    let engine = Engine::new(EngineConfig { backend: "cuda".into(), params_dir: Some(params_dir), ..Default::default() }).unwrap();
-    for c in k.circuits() {
-        engine.srs_load(c, None).unwrap();
-    }
+    let (k, engine) = kinds_engine("cuda");
     let (r, s) = (Scalar::from(7u64), Scalar::from(11u64));
     for (name, request) in k.requests() {
         let inputs = request.parse().unwrap();
@@ -240,6 +235,17 @@ fn every_proof_kind_on_the_gpu() {
         assert!(common::filecoin_verify_kind(&k, name, &result.proof), "{name}: filecoin-proofs rejected the GPU proof");
         eprintln!("{name}: {} partition(s) byte-identical on the GPU; engine proof verified by filecoin-proofs", inputs.circuits.partitions());
     }
+}
+
+/// The kind fixtures, and an engine with `backend` that has loaded each kind's SRS.
+fn kinds_engine(backend: &str) -> (cuzk::fixtures::KindFixtures, Engine) {
+    let k = common::kind_fixtures();
+    let params_dir = cuzk::fixtures::params_dir(&cuzk::fixtures::default_root());
+    let engine = Engine::new(EngineConfig { backend: backend.into(), params_dir: Some(params_dir), ..Default::default() }).unwrap();
+    for c in k.circuits() {
+        engine.srs_load(c, None).unwrap();
+    }
+    (k, engine)
 }
 
 /// A VRAM budget decides where the real 2 KiB partition is proved: resident with room for two
@@ -337,12 +343,7 @@ fn every_proof_kind_streamed() {
     if gpu().is_none() {
         return;
     }
-    let k = common::kind_fixtures();
-    let params_dir = cuzk::fixtures::params_dir(&cuzk::fixtures::default_root());
-    let engine = Engine::new(EngineConfig { backend: "cpu".into(), params_dir: Some(params_dir), ..Default::default() }).unwrap();
-    for c in k.circuits() {
-        engine.srs_load(c, None).unwrap();
-    }
+    let (k, engine) = kinds_engine("cpu");
     let (r, s) = (Scalar::from(7u64), Scalar::from(11u64));
     for (name, request) in k.requests() {
         let inputs = request.parse().unwrap();

@@ -82,7 +82,7 @@ fn generated_srs_proves_and_verifies_at_2kib() {
 }
 
 /// The public inputs of partition 0 of a generated sector (for bellperson's verifier).
-fn inputs_public(c1: &[u8], sector: &cuzk::fixtures::CcSector) -> Vec<Scalar> {
+fn inputs_public(c1: &[u8], sector: &cuzk::fixtures::SectorFixture) -> Vec<Scalar> {
     let inputs = parse_c1(c1, &sector.prover_id, sector.sector_id).unwrap();
     let asg = inputs.circuits.synthesize(0, SizeHint::default()).unwrap();
     asg.input[1..].to_vec()

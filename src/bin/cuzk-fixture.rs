@@ -101,34 +101,15 @@ fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
 /// `cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]`.
 fn cc_sector(args: Vec<String>) -> ExitCode {
     let usage = "usage: cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]";
-    let (mut proof, mut seed, mut out, mut verify) = (None, cuzk::fixtures::DEFAULT_SEED, None, false);
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let parsed = match a.as_str() {
-            "--proof" => value("--proof").map(|v| proof = Some(v)),
-            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
-            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
-            "--verify" => Ok(verify = true),
-            "-h" | "--help" => {
-                println!("{usage}");
-                return ExitCode::SUCCESS;
-            }
-            other => Err(format!("unknown argument {other}")),
-        };
-        if let Err(e) = parsed {
-            eprintln!("cuzk-fixture cc-sector: {e}\n{usage}");
-            return ExitCode::from(2);
-        }
-    }
-    let (Some(proof), Some(out)) = (proof, out) else {
-        eprintln!("cuzk-fixture cc-sector: --proof and --out are required\n{usage}");
-        return ExitCode::from(2);
+    let GenArgs { proof, seed, out, verify } = match gen_args("cc-sector", usage, args, true) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     let run = || -> cuzk::error::Result<serde_json::Value> {
         let proof = cuzk::registry::parse(&proof)?;
         let t = std::time::Instant::now();
-        let (c1, sector) = cuzk::fixtures::cc_sector_c1(proof, seed)?;
+        let (c1, mut sector) = cuzk::fixtures::cc_sector_c1(proof, seed)?;
+        sector.c1_path = out.join("c1.json");
         let made = t.elapsed().as_secs_f64();
         std::fs::create_dir_all(&out).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", out.display()))?;
         let write = |name: &str, bytes: &[u8]| std::fs::write(out.join(name), bytes).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", out.join(name).display()));
@@ -146,43 +127,15 @@ fn cc_sector(args: Vec<String>) -> ExitCode {
         }
         Ok(report)
     };
-    match run() {
-        Ok(report) => {
-            println!("{report}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("cuzk-fixture cc-sector: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    report("cc-sector", run())
 }
 
 /// `cuzk-fixture srs --proof PROOF [--seed N] --out DIR`.
 fn test_srs(args: Vec<String>) -> ExitCode {
     let usage = "usage: cuzk-fixture srs --proof PROOF [--seed N] --out DIR   (a TEST SRS: never for production)";
-    let (mut proof, mut seed, mut out) = (None, cuzk::fixtures::DEFAULT_SEED, None);
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let parsed = match a.as_str() {
-            "--proof" => value("--proof").map(|v| proof = Some(v)),
-            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
-            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
-            "-h" | "--help" => {
-                println!("{usage}");
-                return ExitCode::SUCCESS;
-            }
-            other => Err(format!("unknown argument {other}")),
-        };
-        if let Err(e) = parsed {
-            eprintln!("cuzk-fixture srs: {e}\n{usage}");
-            return ExitCode::from(2);
-        }
-    }
-    let (Some(proof), Some(out)) = (proof, out) else {
-        eprintln!("cuzk-fixture srs: --proof and --out are required\n{usage}");
-        return ExitCode::from(2);
+    let GenArgs { proof, seed, out, .. } = match gen_args("srs", usage, args, false) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     let run = || -> cuzk::error::Result<serde_json::Value> {
         let proof = cuzk::registry::parse(&proof)?;
@@ -212,13 +165,57 @@ fn test_srs(args: Vec<String>) -> ExitCode {
             "record_s": recorded, "generate_s": generated,
         }))
     };
-    match run() {
+    report("srs", run())
+}
+
+/// The options of the generating subcommands: `--proof PROOF [--seed N] --out DIR`, and
+/// `--verify` where `verify_flag` allows it. Err: the exit code (usage printed).
+struct GenArgs {
+    proof: String,
+    seed: u64,
+    out: PathBuf,
+    verify: bool,
+}
+
+fn gen_args(cmd: &str, usage: &str, args: Vec<String>, verify_flag: bool) -> Result<GenArgs, ExitCode> {
+    let (mut proof, mut seed, mut out, mut verify) = (None, cuzk::fixtures::DEFAULT_SEED, None, false);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let parsed = match a.as_str() {
+            "--proof" => value("--proof").map(|v| proof = Some(v)),
+            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
+            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
+            "--verify" if verify_flag => Ok(verify = true),
+            "-h" | "--help" => {
+                println!("{usage}");
+                return Err(ExitCode::SUCCESS);
+            }
+            other => Err(format!("unknown argument {other}")),
+        };
+        if let Err(e) = parsed {
+            eprintln!("cuzk-fixture {cmd}: {e}\n{usage}");
+            return Err(ExitCode::from(2));
+        }
+    }
+    match (proof, out) {
+        (Some(proof), Some(out)) => Ok(GenArgs { proof, seed, out, verify }),
+        _ => {
+            eprintln!("cuzk-fixture {cmd}: --proof and --out are required\n{usage}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Prints a generating subcommand's JSON report, or its error.
+fn report(cmd: &str, res: cuzk::error::Result<serde_json::Value>) -> ExitCode {
+    match res {
         Ok(report) => {
             println!("{report}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("cuzk-fixture srs: {e}");
+            eprintln!("cuzk-fixture {cmd}: {e}");
             ExitCode::FAILURE
         }
     }
