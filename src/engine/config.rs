@@ -83,6 +83,11 @@ pub struct EngineConfig {
     /// the device when the engine starts, less 2 %). A circuit whose proofs do not fit is proved
     /// on the CPU (logged); with less than two partitions' room a device proves one at a time.
     pub vram_budget_mib: u64,
+    /// A job whose circuit has no SRS loaded loads it at submit (from `params_dir`, by its v28
+    /// name; the submit waits for the load, which other submits of that circuit share) instead
+    /// of failing with `SRS_NOT_LOADED`. For callers that never load SRSes themselves, like the
+    /// gRPC daemon's clients; a missing params file is still `SRS_LOAD` naming the file.
+    pub load_srs_on_demand: bool,
 }
 
 impl Default for EngineConfig {
@@ -105,6 +110,7 @@ impl Default for EngineConfig {
             max_queued_jobs: 1000,
             max_queued_input_mib: 4096,
             vram_budget_mib: 0,
+            load_srs_on_demand: false,
         }
     }
 }

@@ -176,6 +176,11 @@ pub struct JobInner {
 }
 
 impl Job {
+    /// Whether the job still holds `srs` (from submit until its work is freed at its end).
+    pub fn holds_srs(&self, srs: &Arc<Srs>) -> bool {
+        self.work.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|w| Arc::ptr_eq(&w.srs, srs))
+    }
+
     pub fn new(
         id: JobId,
         request: Option<RequestKey>,

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 pub use config::EngineConfig;
 pub use job::{JobId, JobResult, JobState, JobTimings, Span, Stage};
 use job::RequestKey;
-pub use status::{result_json, timings_json};
+pub use status::{result_json, timings_json, KindCounts, Overview};
 
 use crate::error::{Error, Result};
 use crate::kinds::{CircuitId, JobInputs, ProofRequest, Statement};
@@ -464,7 +464,11 @@ impl Engine {
         let ticket = self.shared.admission.admit(req.request.input_bytes())?;
         let inputs = req.request.parse()?;
         let t_srs = Instant::now();
-        let srs = self.shared.srs.get(inputs.circuit)?.ok_or_else(|| {
+        let on_demand = match self.shared.srs.get(inputs.circuit)? {
+            None if self.shared.config.load_srs_on_demand => Some(self.srs_load(inputs.circuit, None)?),
+            loaded => loaded,
+        };
+        let srs = on_demand.ok_or_else(|| {
             let expected = inputs
                 .circuit
                 .params_file_name()
@@ -612,6 +616,12 @@ impl Engine {
     pub fn status_json(&self) -> String {
         self.forget_expired();
         status::status_json(self)
+    }
+
+    /// Engine state as typed values: jobs per kind and state, devices, resident SRSes.
+    pub fn overview(&self) -> Overview {
+        self.forget_expired();
+        status::overview(self)
     }
 
     /// Metrics in the Prometheus text format.

@@ -297,3 +297,53 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     sh.durations.write(&mut o);
     o
 }
+
+/// Jobs of one kind, as [`Engine::overview`] counts them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KindCounts {
+    /// Accepted and not yet started (remembered jobs in state queued).
+    pub queued: u64,
+    /// Started (synthesizing or proving) and not ended.
+    pub running: u64,
+    /// Since the engine started.
+    pub done: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+}
+
+/// The engine's state as typed values (what `status_json` reports as JSON), for embedders such
+/// as the daemon that re-export it in another form.
+#[derive(Clone)]
+pub struct Overview {
+    /// Indexed by `ProofKind as usize`.
+    pub kinds: [KindCounts; 4],
+    pub devices: Vec<crate::prover::DeviceStatus>,
+    /// The resident SRSes, each with the unfinished jobs proving against it.
+    pub srs: Vec<(std::sync::Arc<crate::srs::Srs>, u64)>,
+    pub uptime: Duration,
+}
+
+pub(super) fn overview(engine: &Engine) -> Overview {
+    let sh = &engine.shared;
+    let mut kinds = [KindCounts::default(); 4];
+    let mut srs: Vec<_> = sh.srs.all().into_iter().map(|s| (s, 0)).collect();
+    for j in sh.jobs.lock().unwrap_or_else(|e| e.into_inner()).by_id.values() {
+        let k = &mut kinds[j.kind as usize];
+        match j.state() {
+            JobState::Queued => k.queued += 1,
+            JobState::Running => k.running += 1,
+            _ => continue,
+        }
+        if let Some((_, n)) = srs.iter_mut().find(|(s, _)| j.holds_srs(s)) {
+            *n += 1;
+        }
+    }
+    let c = &sh.counters;
+    for kind in ProofKind::ALL {
+        let (k, i) = (&mut kinds[kind as usize], kind as usize);
+        k.done = c.done[i].load(Ordering::Relaxed);
+        k.failed = c.failed[i].load(Ordering::Relaxed);
+        k.cancelled = c.cancelled[i].load(Ordering::Relaxed);
+    }
+    Overview { kinds, devices: sh.backend.devices(), srs, uptime: sh.started.elapsed() }
+}

@@ -156,3 +156,20 @@ impl ProofRequest<'_> {
 }
 
 pub use porep::seal_inputs;
+
+/// A prover id the way filecoin-ffi's `toProverID` derives it from an actor id: the payload
+/// of the ID address `f0<id>` (the id as an unsigned LEB128 varint), zero-padded to 32 bytes.
+pub fn prover_id_from_actor(actor: u64) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    let (mut v, mut i) = (actor, 0);
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            id[i] = byte;
+            return id;
+        }
+        id[i] = byte | 0x80;
+        i += 1;
+    }
+}
