@@ -38,6 +38,7 @@ test-512mib:
 
 test-rust:
 	$(CARGO) test --release --no-fail-fast
+	$(CARGO) test --release --no-fail-fast -p cuzk-daemon
 	$(CARGO) test --release --manifest-path tools/cuzk-timeline/Cargo.toml
 
 build:

@@ -3,7 +3,7 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=] [CUZK_FEATURES=cuda]
 #                     header, libcuzk.so.<abi>.<version> (SONAME libcuzk.so.<abi>) and its
-#                     symlinks, libcuzk.a (only the C ABI global), cuzk.pc. With the CUDA
+#                     symlinks, libcuzk.a (only the C ABI global), cuzk.pc, bin/cuzk-daemon. With the CUDA
 #                     backend by default (nvcc 13.0 from PyPI when none is found; the library
 #                     proves on the CPU where no GPU is usable); CUZK_FEATURES= for CPU only.
 #   make test-examples                            everything below, in order, on one temp prefix:
@@ -20,6 +20,7 @@ CARGO_TARGET_DIR ?= /var/tmp/cuzk-target
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 INSTALL    ?= install
@@ -48,13 +49,17 @@ cuzk_comma := ,
 cuzk_feature_key := $(or $(subst $(cuzk_space),+,$(strip $(subst $(cuzk_comma), ,$(CUZK_FEATURES)))),default)
 CUZK_NATIVE_LIBS := $(CUZK_RELEASE_DIR)/cuzk-native-static-libs.$(cuzk_feature_key).txt
 
-.PHONY: lib install uninstall test-examples test-install test-example-programs test-go
+.PHONY: lib daemon install uninstall test-examples test-install test-example-programs test-go
 
 ## Build the C library (release; the bins are not needed to install). The SONAME link in the
 ## build tree lets programs linked against it there (-L target/release) load it.
 lib:
 	$(CUZK_NVCC_SETUP) $(CARGO) build --release --lib $(CUZK_CARGO_FEATURES)
 	ln -sf libcuzk.so $(CUZK_RELEASE_DIR)/$(CUZK_SONAME)
+
+## The gRPC proving daemon (daemon/), on the library built with the same features.
+daemon:
+	$(CUZK_NVCC_SETUP) $(CARGO) build --release -p cuzk-daemon $(CUZK_CARGO_FEATURES)
 
 $(CUZK_NATIVE_LIBS): Cargo.toml Cargo.lock build.rs
 	@mkdir -p $(CUZK_RELEASE_DIR)
@@ -67,8 +72,9 @@ $(CUZK_NATIVE_LIBS): Cargo.toml Cargo.lock build.rs
 
 ## Install header, shared and static library and a pkg-config file under $(DESTDIR)$(PREFIX).
 ## The static library is localised (scripts/localize-static.sh): only the C ABI is global.
-install: $(CUZK_NATIVE_LIBS) lib
-	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+install: $(CUZK_NATIVE_LIBS) lib daemon
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(CUZK_RELEASE_DIR)/cuzk-daemon $(DESTDIR)$(BINDIR)/cuzk-daemon
 	$(INSTALL) -m 644 include/cuzk.h $(DESTDIR)$(INCLUDEDIR)/cuzk.h
 	$(INSTALL) -m 755 $(CUZK_RELEASE_DIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/$(CUZK_REALNAME)
 	ln -sf $(CUZK_REALNAME) $(DESTDIR)$(LIBDIR)/$(CUZK_SONAME)
@@ -93,7 +99,7 @@ install: $(CUZK_NATIVE_LIBS) lib
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/cuzk.h $(DESTDIR)$(LIBDIR)/libcuzk.so $(DESTDIR)$(LIBDIR)/$(CUZK_SONAME) \
 	  $(DESTDIR)$(LIBDIR)/$(CUZK_REALNAME) $(DESTDIR)$(LIBDIR)/libcuzk.a \
-	  $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc
+	  $(DESTDIR)$(PKGCONFIGDIR)/cuzk.pc $(DESTDIR)$(BINDIR)/cuzk-daemon
 
 # The scripts call `make install` themselves (into a temp prefix) and need the fixture tool.
 # They test the CPU-only library unless CUZK_TEST_FEATURES says otherwise (make check-cuda

@@ -215,6 +215,15 @@ fn missing_truncated_and_corrupt_params() {
         let (st, m) = fails(|err| cuzk_srs_load(e, 5, cpath.as_ptr(), ptr::null_mut(), err));
         assert_eq!(st, Status::SrsLoad, "{m}");
         cuzk_engine_free(e);
+
+        // A submit that loads its SRS on demand names the missing file, as a load does (the
+        // daemon's tests prove through this path).
+        let e = engine(&format!(r#"{{"params_dir": {:?}, "load_srs_on_demand": true}}"#, dir));
+        let (f, c1) = sector();
+        let (st, m, _) = submit(e, &c1, &f);
+        assert_eq!(st, Status::SrsLoad, "{m}");
+        assert!(m.contains(&expected.display().to_string()), "{m}");
+        cuzk_engine_free(e);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -156,6 +156,13 @@ mod tests {
     }
 
     #[test]
+    fn the_example_config_is_valid() {
+        let c = DaemonConfig::parse(include_str!("../cuzk-daemon.example.toml")).unwrap();
+        assert_eq!(c.preload, ["porep-32g"]);
+        assert_eq!(c.socket_mode().unwrap(), 0o660);
+    }
+
+    #[test]
     fn engine_keys_pass_through() {
         let c = DaemonConfig::parse("listen_tcp = \"127.0.0.1:9820\"\n[engine]\nbackend = \"cpu\"\nsynthesis_workers = 3").unwrap();
         assert_eq!(c.engine.backend, "cpu");

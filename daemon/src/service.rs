@@ -38,15 +38,25 @@ impl Service {
         Ok(())
     }
 
-    async fn submit(&self, req: Option<SubmitProofRequest>, waiter: bool) -> Result<(String, JobId), GrpcStatus> {
+    /// Validate and submit. `waiter`: the caller waits for the job (Prove), and the returned
+    /// [`Waiter`] is its claim. The claim is made on the blocking thread together with the
+    /// submit, so a call dropped while its submit runs (its client gone, its deadline passed)
+    /// still releases it: tokio drops the finished task's output, and with it the claim.
+    async fn submit(&self, req: Option<SubmitProofRequest>, waiter: bool) -> Result<(String, JobId, Option<Waiter>), GrpcStatus> {
         self.accepting()?;
         let req = req.ok_or_else(|| GrpcStatus::invalid_argument("missing submit field"))?;
         let req = Request::from_pb(req).map_err(GrpcStatus::invalid_argument)?;
         let jobs = self.jobs.clone();
         let kind = req.kind;
-        let (name, job) = blocking(move || jobs.submit(&req, waiter)).await?.map_err(status)?;
+        let (name, job, claim) = blocking(move || {
+            let (name, job) = jobs.submit(&req, waiter)?;
+            let claim = waiter.then(|| Waiter { jobs: jobs.clone(), name: name.clone(), job });
+            Ok::<_, Error>((name, job, claim))
+        })
+        .await?
+        .map_err(status)?;
         log::info!("job {name} ({}, engine job {job}) accepted", kind.name());
-        Ok((name, job))
+        Ok((name, job, claim))
     }
 
     /// Wait for `job` up to `timeout` (None: until it ends) without holding a runtime thread.
@@ -124,19 +134,23 @@ struct Waiter {
 impl Drop for Waiter {
     fn drop(&mut self) {
         let (jobs, name, job) = (self.jobs.clone(), std::mem::take(&mut self.name), self.job);
-        // Cancelling takes the engine's locks: not on a runtime thread.
-        tokio::task::spawn_blocking(move || {
+        let release = move || {
             if jobs.release(&name, job) {
                 log::info!("job {name} (engine job {job}) cancelled: its caller went away before it ended");
             }
-        });
+        };
+        // Cancelling takes the engine's locks: not on a runtime worker thread.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(release)),
+            Err(_) => release(),
+        }
     }
 }
 
 #[tonic::async_trait]
 impl ProvingEngine for Service {
     async fn submit_proof(&self, req: GrpcRequest<SubmitProofRequest>) -> Result<Response<SubmitProofResponse>, GrpcStatus> {
-        let (job_id, _) = self.submit(Some(req.into_inner()), false).await?;
+        let (job_id, _, _) = self.submit(Some(req.into_inner()), false).await?;
         let engine = self.engine.clone();
         let ahead = blocking(move || engine.overview().kinds.iter().map(|k| k.queued).sum::<u64>()).await?;
         Ok(Response::new(SubmitProofResponse { job_id, queue_position: ahead.saturating_sub(1).min(u32::MAX as u64) as u32, assigned_gpu: String::new() }))
@@ -150,8 +164,7 @@ impl ProvingEngine for Service {
     }
 
     async fn prove(&self, req: GrpcRequest<ProveRequest>) -> Result<Response<ProveResponse>, GrpcStatus> {
-        let (name, job) = self.submit(req.into_inner().submit, true).await?;
-        let _waiter = Waiter { jobs: self.jobs.clone(), name: name.clone(), job };
+        let (name, job, _claim) = self.submit(req.into_inner().submit, true).await?;
         let result = self.await_job(&name, job, None).await?;
         Ok(Response::new(ProveResponse { result: Some(result) }))
     }

@@ -38,6 +38,12 @@ contents=$(nm -C "$PREFIX/lib/libcuzk.a") || fail "nm libcuzk.a failed"
 if grep -E 'cuzk::(fixtures|synth::toy|prover::cuda::synthetic)::' <<<"$contents" | head -3 | grep .; then
     fail "the installed library contains development tools (feature tools)"
 fi
+# Nor the daemon's async runtime and gRPC stack: they live in bin/cuzk-daemon alone.
+if grep -E '\b(tokio|tonic|hyper|prost|axum|h2)::' <<<"$contents" | head -3 | grep .; then
+    fail "the installed library links the daemon's async runtime or gRPC stack"
+fi
+[[ -x $PREFIX/bin/cuzk-daemon ]] || fail "make install did not install bin/cuzk-daemon"
+"$PREFIX/bin/cuzk-daemon" --version || fail "the installed cuzk-daemon does not run"
 grep -q 'cuzk::engine::' <<<"$contents" || fail "nm -C libcuzk.a shows no cuzk::engine code (the check above would prove nothing)"
 cmp -s "$REPO/include/cuzk.h" "$PREFIX/include/cuzk.h" || fail "installed header differs from include/cuzk.h"
 cat "$PREFIX/lib/pkgconfig/cuzk.pc"
