@@ -339,6 +339,9 @@ func TestCurioClient(t *testing.T) {
 		if c := capacity(t, cli, 10); c != 10 {
 			t.Fatalf("an idle daemon has capacity %d of 10", c)
 		}
+		if fi, err := os.Stat(d.sock); err != nil || fi.Mode().Perm() != 0o660 || fi.Mode()&os.ModeSocket == 0 {
+			t.Fatalf("the socket %s: %v, mode %v (want a socket, 0660)", d.sock, err, fi.Mode())
+		}
 	})
 
 	t.Run("preload_and_evict", func(t *testing.T) {
@@ -587,7 +590,22 @@ func TestCurioClient(t *testing.T) {
 	})
 
 	t.Run("limits", func(t *testing.T) {
-		small := startDaemon(t, "max_message_mib = 1", "max_queued_jobs = 1")
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tcp := l.Addr().String()
+		l.Close()
+		small := startDaemon(t, fmt.Sprintf("max_message_mib = 1\nlisten_tcp = %q", tcp), "max_queued_jobs = 1")
+		// Curio's target for a bare host:port: "dns:///" + addr.
+		tc, err := grpc.NewClient("dns:///"+tcp, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		if _, err := pb.NewProvingEngineClient(tc).GetStatus(ctx(t), &pb.GetStatusRequest{}); err != nil {
+			t.Fatalf("GetStatus over TCP %s: %v", tcp, err)
+		}
 		s, err := small.cli.SubmitProof(ctx(t), porepRequest(t, "porep-limits"))
 		if err != nil {
 			t.Fatal(err)
@@ -603,9 +621,9 @@ func TestCurioClient(t *testing.T) {
 		if a, err := small.cli.AwaitProof(ctx(t), &pb.AwaitProofRequest{JobId: s.JobId}); err != nil || a.Status != pb.AwaitProofResponse_COMPLETED {
 			t.Fatalf("the accepted job after the refusals: %v %v", a, err)
 		}
-		small.cmd.Process.Signal(syscall.SIGTERM)
+		small.cmd.Process.Signal(syscall.SIGINT)
 		if err := <-small.exited; err != nil {
-			t.Fatalf("SIGTERM on an idle daemon: %v", err)
+			t.Fatalf("SIGINT on an idle daemon: %v", err)
 		}
 	})
 
