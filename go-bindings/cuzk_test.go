@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -85,7 +87,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New with defaults: %v", err)
 	}
-	st, err := e.Status()
+	st, err := e.StatusJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +96,32 @@ func TestConfig(t *testing.T) {
 		Backend    string `json:"backend"`
 	}
 	if err := json.Unmarshal(st, &status); err != nil || status.ABIVersion != 1 || status.Backend == "" {
-		t.Errorf("Status() = %s (%v)", st, err)
+		t.Errorf("StatusJSON() = %s (%v)", st, err)
+	}
+	// The typed status holds every key the library writes (a key it does not know is a field
+	// to add to cuzk.Status).
+	typed, err := e.Status()
+	if err != nil || typed.ABIVersion != 1 || typed.Backend != status.Backend || typed.Queue.MaxJobs == 0 || typed.Memory.BudgetSource == "" {
+		t.Errorf("Status() = %+v, %v", typed, err)
+	}
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(st, &keys)
+	known, _ := json.Marshal(typed)
+	var knownKeys map[string]json.RawMessage
+	_ = json.Unmarshal(known, &knownKeys)
+	for k := range keys {
+		if _, ok := knownKeys[k]; !ok {
+			t.Errorf("the status JSON's key %q has no field in cuzk.Status", k)
+		}
 	}
 	metrics, err := e.Metrics()
 	if err != nil || !strings.Contains(metrics, `cuzk_jobs_submitted_total{kind="porep"} 0`) {
 		t.Errorf("Metrics() = %q, %v", metrics, err)
+	}
+	rec := httptest.NewRecorder()
+	e.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "cuzk_jobs_submitted_total") || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+		t.Errorf("MetricsHandler: %d %q", rec.Code, rec.Body.String())
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -229,6 +252,11 @@ func TestBadInput(t *testing.T) {
 	expect("submit after Close", err, cuzk.ErrShuttingDown)
 	_, err = e.Status()
 	expect("Status after Close", err, cuzk.ErrShuttingDown)
+	rec := httptest.NewRecorder()
+	e.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("MetricsHandler after Close: %d, want 503", rec.Code)
+	}
 	_, err = e.LoadSRS(proof, "")
 	expect("LoadSRS after Close", err, cuzk.ErrShuttingDown)
 }

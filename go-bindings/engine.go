@@ -248,8 +248,9 @@ func takeString(s *C.char) string {
 	return C.GoString(s)
 }
 
-// Status is the engine state as JSON (backend, job counts, resident SRSes, ...).
-func (e *Engine) Status() (json.RawMessage, error) {
+// StatusJSON is the engine state as the library writes it (backend, job counts, resident
+// SRSes, ...); Status is the same, typed.
+func (e *Engine) StatusJSON() (json.RawMessage, error) {
 	var out string
 	err := e.with(func(p *C.cuzk_engine) error {
 		var s *C.char
