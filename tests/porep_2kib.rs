@@ -135,7 +135,7 @@ fn assert_metrics(m: &str, done: u64) {
     }
     assert!(m.contains(&format!("cuzk_jobs_submitted_total{{kind=\"porep\"}} {done}\n")), "{m}");
     assert!(m.contains("cuzk_jobs_submitted_total{kind=\"winning_post\"} 0\n"), "{m}");
-    assert!(m.contains("cuzk_build_info{version=\""), "{m}");
+    assert!(m.contains("cuzk_build_info{version=\"") && m.contains(",cuda_archs=\""), "{m}");
     let finished: f64 = m.lines().filter(|l| l.starts_with("cuzk_jobs_finished_total{")).map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap()).sum();
     assert_eq!(finished as u64, done, "each job counted once among the outcomes");
     assert!(m.contains(&format!("cuzk_jobs_finished_total{{kind=\"porep\",outcome=\"done\"}} {done}\n")), "{m}");

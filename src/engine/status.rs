@@ -209,14 +209,15 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
             let _ = writeln!(o, "cuzk_jobs_finished_total{{kind=\"{}\",outcome=\"{name}\"}} {}", k.name(), v[k as usize].load(Ordering::Relaxed));
         }
     }
-    family(&mut o, "cuzk_build_info", "gauge", "This library's version, its C ABI version and its backends (always 1).");
+    family(&mut o, "cuzk_build_info", "gauge", "This library's version, its C ABI version, its backend and the CUDA architectures compiled in (always 1).");
     let _ = writeln!(
         o,
-        "cuzk_build_info{{version=\"{}\",abi=\"{}\",backend=\"{}\",cuda_compiled=\"{}\"}} 1",
+        "cuzk_build_info{{version=\"{}\",abi=\"{}\",backend=\"{}\",cuda_compiled=\"{}\",cuda_archs=\"{}\"}} 1",
         crate::VERSION,
         crate::ABI_VERSION,
         sh.backend.name(),
-        cfg!(feature = "cuda")
+        cfg!(feature = "cuda"),
+        option_env!("CUZK_CUDA_ARCHS_BUILT").unwrap_or("")
     );
     let ((queued_jobs, queued_bytes), (max_jobs, max_bytes)) = (sh.admission.held(), sh.admission.limits());
     single(&mut o, "cuzk_queue_jobs", "gauge", "Jobs accepted and not yet finished (what max_queued_jobs bounds).", queued_jobs);
