@@ -1,46 +1,32 @@
 //! Curio's circuit ids ("porep-32g", "snap-32g", "wpost-32g", "winning-32g", …: what its
 //! PreloadSRS / EvictSRS / SRSStatus carry) and the library's circuits they name.
 
-use cuzk::kinds::{CircuitId, ProofKind, RegisteredPoStProof, RegisteredUpdateProof};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::{CircuitId, ProofKind};
 
-/// Sector sizes as Curio writes them in circuit ids.
+/// Sector sizes as Curio writes them in circuit ids, in filecoin-ffi's numbering order.
 const SIZES: [(&str, u64); 5] = [("2k", 2 << 10), ("8m", 8 << 20), ("512m", 512 << 20), ("32g", 32 << 30), ("64g", 64 << 30)];
 
 /// The circuit a Curio circuit id names (`<kind>-<size>`: kind porep, snap, wpost or winning;
 /// size 2k, 8m, 512m, 32g or 64g), or a registered proof's name as the library writes it
 /// ("StackedDrg32GiBV1_1", "StackedDrgWindow32GiBV1_2", "UpdateStackedDrg32GiBV1").
 pub fn parse(id: &str) -> Result<CircuitId, String> {
-    if let Some((kind, size)) = id.split_once('-') {
-        let Some(&(_, bytes)) = SIZES.iter().find(|(s, _)| *s == size) else {
-            return Err(format!("unknown circuit id {id:?}: the size must be one of 2k, 8m, 512m, 32g, 64g"));
-        };
-        let i = SIZES.iter().position(|(_, b)| *b == bytes).expect("found above");
-        return Ok(match kind {
-            "porep" => {
-                use RegisteredSealProof::*;
-                CircuitId::Seal([StackedDrg2KiBV1_1, StackedDrg8MiBV1_1, StackedDrg512MiBV1_1, StackedDrg32GiBV1_1, StackedDrg64GiBV1_1][i])
-            }
-            "snap" => {
-                use RegisteredUpdateProof::*;
-                CircuitId::Update([StackedDrg2KiBV1, StackedDrg8MiBV1, StackedDrg512MiBV1, StackedDrg32GiBV1, StackedDrg64GiBV1][i])
-            }
-            "wpost" => {
-                use RegisteredPoStProof::*;
-                CircuitId::PoSt(
-                    [StackedDrgWindow2KiBV1_2, StackedDrgWindow8MiBV1_2, StackedDrgWindow512MiBV1_2, StackedDrgWindow32GiBV1_2, StackedDrgWindow64GiBV1_2][i],
-                )
-            }
-            "winning" => {
-                use RegisteredPoStProof::*;
-                CircuitId::PoSt(
-                    [StackedDrgWinning2KiBV1, StackedDrgWinning8MiBV1, StackedDrgWinning512MiBV1, StackedDrgWinning32GiBV1, StackedDrgWinning64GiBV1][i],
-                )
-            }
-            _ => return Err(format!("unknown circuit id {id:?}: the kind must be porep, snap, wpost or winning")),
-        });
-    }
-    CircuitId::parse(id).map_err(|e| format!("unknown circuit id {id:?}: neither <kind>-<size> (porep-32g) nor a registered proof name ({})", e.message))
+    let Some((kind, size)) = id.split_once('-') else {
+        return CircuitId::parse(id)
+            .map_err(|e| format!("unknown circuit id {id:?}: neither <kind>-<size> (porep-32g) nor a registered proof name ({})", e.message));
+    };
+    let Some(i) = SIZES.iter().position(|(s, _)| *s == size) else {
+        return Err(format!("unknown circuit id {id:?}: the size must be one of 2k, 8m, 512m, 32g, 64g"));
+    };
+    // filecoin-ffi numbers each family 2K..64G: seal V1_1 from 5, update from 0, WinningPoSt V1
+    // from 0, WindowPoSt V1_2 from 10.
+    let (kind, first) = match kind {
+        "porep" => (ProofKind::PoRep, 5),
+        "snap" => (ProofKind::SnapDeals, 0),
+        "wpost" => (ProofKind::WindowPoSt, 10),
+        "winning" => (ProofKind::WinningPoSt, 0),
+        _ => return Err(format!("unknown circuit id {id:?}: the kind must be porep, snap, wpost or winning")),
+    };
+    CircuitId::from_number(kind, first + i as i64).map_err(|e| format!("circuit id {id:?}: {}", e.message))
 }
 
 /// Curio's id of `circuit` ("porep-32g").

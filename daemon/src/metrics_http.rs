@@ -10,26 +10,18 @@ use axum::Router;
 use cuzk::engine::Engine;
 
 pub fn router(engine: Arc<Engine>) -> Router {
-    let status = engine.clone();
     Router::new()
-        .route(
-            "/metrics",
-            get(move || {
-                let engine = engine.clone();
-                async move {
-                    let text = tokio::task::spawn_blocking(move || engine.metrics_text()).await.unwrap_or_default();
-                    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text)
-                }
-            }),
-        )
-        .route(
-            "/status",
-            get(move || {
-                let engine = status.clone();
-                async move {
-                    let json = tokio::task::spawn_blocking(move || engine.status_json()).await.unwrap_or_default();
-                    ([(CONTENT_TYPE, "application/json")], json)
-                }
-            }),
-        )
+        .route("/metrics", text(engine.clone(), "text/plain; version=0.0.4", Engine::metrics_text))
+        .route("/status", text(engine, "application/json", Engine::status_json))
+}
+
+/// A GET route answering `render(engine)` (on the blocking pool: it takes the engine's locks).
+fn text(engine: Arc<Engine>, content_type: &'static str, render: fn(&Engine) -> String) -> axum::routing::MethodRouter {
+    get(move || {
+        let engine = engine.clone();
+        async move {
+            let body = tokio::task::spawn_blocking(move || render(&engine)).await.unwrap_or_default();
+            ([(CONTENT_TYPE, content_type)], body)
+        }
+    })
 }
