@@ -231,6 +231,34 @@ mod tests {
         assert!(c1_output(Vec::new(), 0).unwrap_err().contains("empty"));
     }
 
+    /// Bounded fuzzing: arbitrary bytes as a whole gRPC message, as an envelope and as a
+    /// commitment are refused or accepted, never a panic (the message decoder is prost's, what
+    /// tonic runs on every request).
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        use prost::Message;
+        use rand::{Rng, RngCore, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(41);
+        for round in 0..20_000 {
+            let mut b = vec![0u8; rng.gen_range(0..96)];
+            rng.fill_bytes(&mut b);
+            if round % 4 == 0 && b.len() > 8 {
+                b[0] = 0x01; // a CID's version byte, so the varint walk goes further
+            }
+            let _ = commitment("c", &b, CommKind::Sealed);
+            let _ = c1_output(b.clone(), round);
+            let mut env = br#"{"SectorNum":1,"Phase1Out":""#.to_vec();
+            env.extend_from_slice(&b);
+            env.extend_from_slice(br#"","SectorSize":2048}"#);
+            let _ = c1_output(env, 0);
+            if let Ok(m) = SubmitProofRequest::decode(&b[..]) {
+                if let Ok(r) = Request::from_pb(m) {
+                    let _ = r.submission(None).request.content_digest();
+                }
+            }
+        }
+    }
+
     #[test]
     fn commitments_raw_or_cid() {
         let digest = [7u8; 32];
