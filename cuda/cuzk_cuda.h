@@ -67,8 +67,6 @@ enum {
                                   (one Pippenger instead of three; the proof only needs that sum) */
     CUZK_CUDA_MSM_H_SPPARK = 8, /* the H MSM through sppark's Pippenger even where the one-pass
                                   big-MSM (cuda/msm_big.cuh) is used by default (2^26 points and up) */
-    CUZK_CUDA_SPMV_WARP = 16,   /* a recorded circuit's a, b, c by warps walking the terms (cuzk_spmv_warp)
-                                  instead of one row per thread; the same values */
     CUZK_CUDA_MSM_H_XYZZ = 32,  /* the one-pass big-MSM's bucket sums by XYZZ additions instead of
                                   affine rounds (cuda/msm_affine.cuh); the same sum */
     CUZK_CUDA_NTT_SPPARK = 64,  /* stage H's NTTs with sppark's own split of the passes instead of
@@ -234,12 +232,16 @@ cuzk_cuda_status cuzk_cuda_host_unregister(const void* ptr);
 cuzk_cuda_status cuzk_cuda_device_memory(int32_t dev, uint64_t out[4]);
 void cuzk_cuda_srs_free(cuzk_cuda_srs* srs);
 
-/* Copy a recorded circuit (three matrices of `rows` rows, `ncoeffs` coefficients in Montgomery
- * form, over `inputs` + `aux` variables) to the workspace's device; *upload_ms gets the copy
- * time. Terms out of range are caught when the circuit is used. */
+/* A recorded circuit (three matrices of `rows` rows, `ncoeffs` coefficients in Montgomery form,
+ * over `inputs` + `aux` variables) for the workspace's device. `tile_rows` 0: the matrices are
+ * copied to the device (*upload_ms gets the copy time). Else the handle keeps the matrices'
+ * host pointers (the caller keeps that memory alive, unmoved and best page-locked until the
+ * handle is freed) and a STREAMED proof copies them in tiles of `tile_rows` rows (a multiple of
+ * 32) while it evaluates a, b, c; only the coefficients go to the device. Terms out of range
+ * are caught when the circuit is used. */
 cuzk_cuda_status cuzk_cuda_r1cs_new(cuzk_cuda_workspace* ws, const cuzk_cuda_matrix* abc, uint64_t rows,
                                     const void* coeffs, uint64_t ncoeffs, uint64_t inputs, uint64_t aux,
-                                    cuzk_cuda_r1cs** out, float* upload_ms);
+                                    uint64_t tile_rows, cuzk_cuda_r1cs** out, float* upload_ms);
 void cuzk_cuda_r1cs_free(cuzk_cuda_r1cs* r1cs);
 
 /* The stages (CUZK_CUDA_STAGE_* bits) of one partition: H polynomial and ΣH, then the sparse

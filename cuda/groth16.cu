@@ -283,13 +283,13 @@ void cuzk_cuda_srs_free(cuzk_cuda_srs* srs)
 
 cuzk_cuda_status cuzk_cuda_r1cs_new(cuzk_cuda_workspace* ws, const cuzk_cuda_matrix* abc, uint64_t rows,
                                     const void* coeffs, uint64_t ncoeffs, uint64_t inputs, uint64_t aux,
-                                    cuzk_cuda_r1cs** out, float* upload_ms)
+                                    uint64_t tile_rows, cuzk_cuda_r1cs** out, float* upload_ms)
 {
     return guard([&] {
         if (ws == nullptr || abc == nullptr || out == nullptr)
             throw invalid("workspace, matrices or out is NULL");
         *out = nullptr;
-        *out = cuzk::r1cs_new(*ws, abc, rows, coeffs, ncoeffs, inputs, aux, upload_ms);
+        *out = cuzk::r1cs_new(*ws, abc, rows, coeffs, ncoeffs, inputs, aux, tile_rows, upload_ms);
     });
 }
 

@@ -1,5 +1,5 @@
 // The element-wise kernels of a proof: H's pointwise steps, a, b, c of a recorded circuit
-// (sparse matrix × witness, by rows or by warps), scaling, and gathering bases by index.
+// (sparse matrix × witness, by warps), scaling, and gathering bases by index.
 #ifndef CUZK_CUDA_KERNELS_CUH
 #define CUZK_CUDA_KERNELS_CUH
 
@@ -67,47 +67,42 @@ __device__ __forceinline__ fr_t spmv_term(uint64_t x, const fr_t* coeffs, uint32
     return v;
 }
 
-// out[r] = Σ coefficient · value over row r; a malformed row (its end beyond the terms or
-// before its start) flags *bad and is left empty.
+// out[r] = Σ coefficient · value over row r. The terms in reach are those of one tile of rows
+// (the whole matrix when the circuit is on the device): `terms` holds the terms from index `term0`
+// on, `end` the tile's row ends (absolute term indices), and row 0 of the tile starts at `term0`.
+// A malformed row (its end beyond `nterms`, before its start, or its start before the tile's)
+// flags *bad and is left empty.
 __device__ __forceinline__ void spmv_row(size_t r, fr_t* out, const uint32_t* end, const uint64_t* terms,
-                                         uint64_t nterms, const fr_t* coeffs, uint32_t ncoeffs, const fr_t* input,
-                                         uint32_t ninput, const fr_t* aux, uint32_t naux, uint32_t* bad)
+                                         uint64_t term0, uint64_t nterms, const fr_t* coeffs, uint32_t ncoeffs,
+                                         const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux,
+                                         uint32_t* bad)
 {
 #ifdef __CUDA_ARCH__
-    uint64_t start = r == 0 ? 0 : end[r - 1], stop = end[r];
-    if (stop > nterms || start > stop) {
+    uint64_t start = r == 0 ? term0 : end[r - 1], stop = end[r];
+    if (stop > nterms || start > stop || start < term0) {
         *bad = 1;
-        stop = start;
+        start = stop = term0;
     }
     fr_t acc = fr_t::one(1);  // zero
     for (uint64_t t = start; t < stop; t++)
-        acc += spmv_term(terms[t], coeffs, ncoeffs, input, ninput, aux, naux, bad);
+        acc += spmv_term(terms[t - term0], coeffs, ncoeffs, input, ninput, aux, naux, bad);
     out[r] = acc;
 #endif
 }
 
-// a, b or c of a recorded matrix, one row per thread (field sums are exact, so both kernels give
-// the same values whatever their order of addition).
-__launch_bounds__(256) __global__
-void cuzk_spmv(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t nterms, const fr_t* coeffs,
-               uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux, size_t rows,
-               uint32_t* bad)
-{
-    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += (size_t)blockDim.x * gridDim.x)
-        spmv_row(r, out, end, terms, nterms, coeffs, ncoeffs, input, ninput, aux, naux, bad);
-}
-
-// The same by warps (CUZK_CUDA_SPMV_WARP). One row per thread makes a warp wait for its longest
-// row while its 32 threads read 32 rows' terms at once (uncoalesced). Here a warp takes 32
+// a, b or c of a recorded matrix (or of one tile of its rows, spmv_row) by warps. One row per
+// thread would make a warp wait for its longest row while its 32 threads read 32 rows' terms at
+// once (uncoalesced; measured 2.5x slower at 32 GiB, BENCHMARKS.md). Here a warp takes 32
 // consecutive rows, whose terms are contiguous, and walks them 32 terms at a time: lane l
 // evaluates term base + l, a segmented warp scan sums the values row by row, and the last lane
 // of each row in the chunk adds the row's sum to the row's accumulator in shared memory. A group
-// with a malformed row takes the row-per-lane path (same flags, same values).
+// with a malformed row takes the row-per-lane path (same flags, same values). Field sums are
+// exact, so the order of addition does not change a value.
 constexpr uint32_t SPMV_WARPS = 8;  // warps per 256-thread block
 
 __launch_bounds__(256) __global__
-void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t nterms, const fr_t* coeffs,
-                    uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux,
+void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint64_t term0, uint64_t nterms,
+                    const fr_t* coeffs, uint32_t ncoeffs, const fr_t* input, uint32_t ninput, const fr_t* aux, uint32_t naux,
                     size_t rows, uint32_t* bad)
 {
 #ifdef __CUDA_ARCH__
@@ -122,12 +117,12 @@ void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint6
         const bool real = r < rows;
         uint64_t start = 0, stop = 0;
         if (real) {
-            start = r == 0 ? 0 : end[r - 1];
+            start = r == 0 ? term0 : end[r - 1];
             stop = end[r];
         }
-        if (__any_sync(FULL, real && (stop > nterms || start > stop))) {
+        if (__any_sync(FULL, real && (stop > nterms || start > stop || start < term0))) {
             if (real)
-                spmv_row(r, out, end, terms, nterms, coeffs, ncoeffs, input, ninput, aux, naux, bad);
+                spmv_row(r, out, end, terms, term0, nterms, coeffs, ncoeffs, input, ninput, aux, naux, bad);
             continue;
         }
         // Valid rows chain (row r + 1 starts where row r stops): the group's terms are [from, to).
@@ -155,7 +150,7 @@ void cuzk_spmv_warp(fr_t* out, const uint32_t* end, const uint64_t* terms, uint6
             const int32_t carried = __shfl_sync(FULL, row, 31);
             row = h >= 0 ? h : carried;
             const uint64_t t = base + lane;
-            fr_t v = t < to ? spmv_term(terms[t], coeffs, ncoeffs, input, ninput, aux, naux, bad) : zero;
+            fr_t v = t < to ? spmv_term(terms[t - term0], coeffs, ncoeffs, input, ninput, aux, naux, bad) : zero;
             // Inclusive scan within rows (rows never decrease along the lanes).
             for (uint32_t d = 1; d < 32; d <<= 1) {
                 fr_t o;

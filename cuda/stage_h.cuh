@@ -1,8 +1,10 @@
 // Stage H of a partition proof: a, b, c uploaded (or evaluated on the device from a recorded
-// circuit and its witness), then H = (A·B − C)/Z through sppark's NTTs, left on the device for ΣH.
+// circuit and its witness: the circuit on the device, or streamed from host memory in tiles of
+// rows), then H = (A·B − C)/Z through sppark's NTTs, left on the device for ΣH.
 #ifndef CUZK_CUDA_STAGE_H_CUH
 #define CUZK_CUDA_STAGE_H_CUH
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -81,6 +83,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         if (rec->rows != m)
             throw invalid("the recorded circuit has " + std::to_string(rec->rows) + " rows, the proof " + std::to_string(m) +
                           " constraints");
+        if (rec->streamed() && (in.flags & CUZK_CUDA_STREAMED) == 0)
+            throw invalid("a recorded circuit kept in host memory serves streamed proofs only");
     }
 
     gpu.select();
@@ -102,11 +106,18 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     ws.abc.reserve(streamed ? n : 3 * n);
     // STREAMED: the second slot (B, then C) and the witness come from the pool and go back to it
     // when this stage returns, for the sparse stage's tiles and MSM scratch.
+    // A circuit in host memory: two tiles of its rows and their terms, from the pool too.
     std::unique_ptr<pool_buffer<fr_t>> slot1, wit;
+    std::unique_ptr<pool_buffer<uint32_t>> tile_end;
+    std::unique_ptr<pool_buffer<uint64_t>> tile_terms;
     if (streamed) {
         slot1.reset(new pool_buffer<fr_t>(n, s));
         if (rec != nullptr)
             wit.reset(new pool_buffer<fr_t>(rec->inputs + rec->aux, s));
+        if (rec != nullptr && rec->streamed()) {
+            tile_end.reset(new pool_buffer<uint32_t>(2 * rec->tile_rows, s));
+            tile_terms.reset(new pool_buffer<uint64_t>(2 * std::max<size_t>(rec->tile_terms, 1), s));
+        }
         s.sync();  // the copy stream writes them
     }
     fr_t* dev_abc[3] = {ws.abc.get(), streamed ? slot1->get() : ws.abc.get() + n,
@@ -134,13 +145,36 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
         CUDA_OK(cudaMemsetAsync(ws.bad.get(), 0, sizeof(uint32_t), s));
         ev[6].record(s);
-        auto spmv_into = [&](int i) {
-            auto* spmv = (in.flags & CUZK_CUDA_SPMV_WARP) != 0 ? cuzk_spmv_warp : cuzk_spmv;
-            spmv<<<grid_for(s.sm_count(), m), 256, 0, s>>>(dev_abc[i], rec->end[i].get(), rec->terms[i].get(),
-                                                          rec->nterms[i], rec->coeffs.get(), (uint32_t)rec->ncoeffs, w,
-                                                          (uint32_t)rec->inputs, w + rec->inputs, (uint32_t)rec->aux, m,
-                                                          ws.bad.get());
+        // a, b or c (matrix i) into its slot: in one launch from a circuit on the device, else
+        // tile by tile from host memory, tile k + 1's copy (copy stream) overlapping tile k's rows.
+        auto spmv = [&](fr_t* into, const uint32_t* end, const uint64_t* terms, uint64_t term0, uint64_t nterms, size_t rows) {
+            cuzk_spmv_warp<<<grid_for(s.sm_count(), rows), 256, 0, s>>>(into, end, terms, term0, nterms, rec->coeffs.get(),
+                                                                        (uint32_t)rec->ncoeffs, w, (uint32_t)rec->inputs,
+                                                                        w + rec->inputs, (uint32_t)rec->aux, rows, ws.bad.get());
             CUDA_OK(cudaGetLastError());
+        };
+        size_t tiles = 0;
+        auto spmv_into = [&](int i) {
+            if (!rec->streamed()) {
+                spmv(dev_abc[i], rec->end[i].get(), rec->terms[i].get(), 0, rec->nterms[i], m);
+            } else {
+                const size_t tr = rec->tile_rows, tt = rec->tile_terms;
+                for (size_t r0 = 0; r0 < m; r0 += tr, tiles++) {
+                    const size_t len = std::min(tr, m - r0), j = tiles & 1;
+                    const uint64_t t0 = r0 == 0 ? 0 : rec->host_end[i][r0 - 1], t1 = rec->host_end[i][r0 + len - 1];
+                    uint32_t* end = tile_end->get() + j * tr;
+                    uint64_t* terms = tile_terms->get() + j * tt;
+                    CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.tile_free[j]));
+                    CUDA_OK(cudaMemcpyAsync(end, rec->host_end[i] + r0, len * sizeof(uint32_t), cudaMemcpyHostToDevice, ws.copy));
+                    if (t1 > t0)
+                        CUDA_OK(cudaMemcpyAsync(terms, rec->host_terms[i] + t0, (t1 - t0) * sizeof(uint64_t),
+                                                cudaMemcpyHostToDevice, ws.copy));
+                    ws.tile_ready[j].record(ws.copy);
+                    CUDA_OK(cudaStreamWaitEvent(s, ws.tile_ready[j]));
+                    spmv(dev_abc[i] + r0, end, terms, t0, t1, len);
+                    ws.tile_free[j].record(s);
+                }
+            }
             if (m < n)
                 CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
         };
@@ -189,6 +223,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     if (streamed) {
         slot1.reset();
         wit.reset();
+        tile_end.reset();
+        tile_terms.reset();
         release_pool(gpu, s);
     }
     if (bad != 0)

@@ -156,6 +156,12 @@ struct cuzk_cuda_r1cs {
     uint64_t nterms[3] = {0, 0, 0};
     device_buffer<fr_t> coeffs;
     size_t rows = 0, ncoeffs = 0, inputs = 0, aux = 0;
+    // Streamed (tile_rows > 0): the matrices stay in the caller's (page-locked) host memory and a
+    // proof copies them tile by tile; tile_terms is the most terms any tile of any matrix holds.
+    const uint32_t* host_end[3] = {nullptr, nullptr, nullptr};
+    const uint64_t* host_terms[3] = {nullptr, nullptr, nullptr};
+    size_t tile_rows = 0, tile_terms = 0;
+    bool streamed() const { return tile_rows != 0; }
     explicit cuzk_cuda_r1cs(int d) : dev(d) {}
 };
 
@@ -210,12 +216,14 @@ inline cuzk_cuda_srs* srs_new(cuzk_cuda_workspace& ws, const void* h, size_t nh,
 }
 
 inline cuzk_cuda_r1cs* r1cs_new(cuzk_cuda_workspace& ws, const cuzk_cuda_matrix* abc, size_t rows, const void* coeffs,
-                                size_t ncoeffs, size_t inputs, size_t aux, float* upload_ms)
+                                size_t ncoeffs, size_t inputs, size_t aux, size_t tile_rows, float* upload_ms)
 {
     if (rows == 0 || rows >= (1ull << 32) || ncoeffs < 2 || ncoeffs >= (1ull << 32) || coeffs == nullptr)
         throw invalid("recorded circuit: " + std::to_string(rows) + " rows, " + std::to_string(ncoeffs) + " coefficients");
     if (inputs == 0 || inputs >= (1u << 31) || aux >= (1u << 31))
         throw invalid("recorded circuit: " + std::to_string(inputs) + " inputs, " + std::to_string(aux) + " aux");
+    if (tile_rows % 32 != 0 || tile_rows >= (1ull << 32))
+        throw invalid("recorded circuit: tiles of " + std::to_string(tile_rows) + " rows (a multiple of 32 below 2^32, or 0)");
     for (int q = 0; q < 3; q++)
         if (abc[q].end == nullptr || (abc[q].nterms != 0 && abc[q].terms == nullptr) || abc[q].end[rows - 1] != abc[q].nterms)
             throw invalid("recorded circuit: matrix " + std::to_string(q) + " is NULL or its row ends do not match its terms");
@@ -225,8 +233,27 @@ inline cuzk_cuda_r1cs* r1cs_new(cuzk_cuda_workspace& ws, const cuzk_cuda_matrix*
     r->ncoeffs = ncoeffs;
     r->inputs = inputs;
     r->aux = aux;
+    if (tile_rows != 0) {
+        // A tile is copied as the terms between its first row's start and its last row's end:
+        // those must be in order within the matrix (the rows inside are checked on the device).
+        r->tile_rows = tile_rows;
+        for (int q = 0; q < 3; q++) {
+            uint64_t prev = 0;
+            for (size_t r0 = 0; r0 < rows; r0 += tile_rows) {
+                const uint64_t stop = abc[q].end[std::min(rows, r0 + tile_rows) - 1];
+                if (stop < prev)
+                    throw invalid("recorded circuit: matrix " + std::to_string(q) + "'s row ends decrease before row " +
+                                  std::to_string(std::min(rows, r0 + tile_rows)));
+                r->tile_terms = std::max<size_t>(r->tile_terms, stop - prev);
+                prev = stop;
+            }
+            r->host_end[q] = abc[q].end;
+            r->host_terms[q] = abc[q].terms;
+            r->nterms[q] = abc[q].nterms;
+        }
+    }
     ws.ev[0].record(ws.stream);
-    for (int q = 0; q < 3; q++) {
+    for (int q = 0; q < 3 && tile_rows == 0; q++) {
         size_t unused = 0;
         upload_bases(ws.stream, r->end[q], unused, abc[q].end, rows);
         upload_bases(ws.stream, r->terms[q], unused, abc[q].terms, abc[q].nterms);

@@ -257,15 +257,15 @@ fn vram_budgets_decide_lanes_streaming_or_the_cpu() {
     if gpu().is_none() {
         return;
     }
-    use cuzk::prover::vram::{plan, CircuitSizes, Footprint, Plan, MIB};
+    use cuzk::prover::vram::{plan, AbcAt, CircuitSizes, Footprint, Plan, MIB};
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
     let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(8u64));
     let want = bytes(&CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
-    let need = Footprint::of(&CircuitSizes::of(&srs, 0));
-    let floor = need.streamed(0, false);
+    let need = Footprint::of(&CircuitSizes::of(&srs, None));
+    let floor = need.streamed(0, AbcAt::Cpu);
     for (budget, on_cpu) in
         [(need.resident(2) + 64 * MIB, false), (need.resident(1) + 64 * MIB, false), (need.resident(1) - 1, false), (floor, false), (floor - 1, true)]
     {
@@ -283,10 +283,10 @@ fn vram_budgets_decide_lanes_streaming_or_the_cpu() {
 /// Budgets for `srs`'s circuit that put it in the streamed mode: nothing kept on the device (its
 /// floor), L and B_G1 kept, and just under the resident mode (as much kept as fits).
 fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
-    use cuzk::prover::vram::{plan, sec, CircuitSizes, Footprint, Plan};
-    let f = Footprint::of(&CircuitSizes::of(srs, 0));
-    let floor = f.streamed(0, false);
-    [floor, floor + f.kept(sec::L | sec::B_G1, false), f.resident(1) - 1]
+    use cuzk::prover::vram::{plan, sec, AbcAt, CircuitSizes, Footprint, Plan};
+    let f = Footprint::of(&CircuitSizes::of(srs, None));
+    let floor = f.streamed(0, AbcAt::Cpu);
+    [floor, floor + f.kept(sec::L | sec::B_G1, AbcAt::Cpu), f.resident(1) - 1]
         .into_iter()
         .map(|b| match plan(&f, b, 2) {
             Plan::Streamed(p) => (b, p),
@@ -333,6 +333,45 @@ fn streamed_mode_byte_identical() {
         let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
         check(&gpu, &format!("2 KiB partition 0 streamed, kept {:#x}", p.resident), &srs, asg, true, 8);
         eprintln!("2 KiB streamed with {} MiB: kept {:#x}, tile {}: byte-identical, verified", budget >> 20, p.resident, p.tile);
+    }
+}
+
+/// The recorded 2 KiB circuit wherever a, b, c can come from: resident, and in the streamed mode
+/// from the circuit on the device or streamed from host memory in tiles of rows (eleven tiles
+/// per matrix, the last one short): every partition's proof from its witness alone has the same
+/// bytes as the CPU backend's proof of the fully synthesized partition (fixed r, s), and
+/// verifies.
+#[test]
+fn recorded_circuit_resident_kept_or_tiled_byte_identical() {
+    if gpu().is_none() {
+        return;
+    }
+    use cuzk::prover::vram::{plan, AbcAt, Footprint, Plan};
+    let f = common::fixture();
+    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let r1cs = std::sync::Arc::new(cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap());
+    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let fp = Footprint::of_srs(&srs, Some(&r1cs));
+    let pvk = prepare_verifying_key(&srs.params.vk);
+    let (r, s) = (Scalar::from(9u64), Scalar::from(10u64));
+    let budgets = [(None, None), (Some(fp.streamed(0, AbcAt::CircuitOnDevice)), Some(AbcAt::CircuitOnDevice)), (Some(fp.streamed(0, AbcAt::CircuitTiles)), Some(AbcAt::CircuitTiles))];
+    for (budget, abc) in budgets {
+        if let (Some(b), Some(abc)) = (budget, abc) {
+            assert!(matches!(plan(&fp, b, 1), Plan::Streamed(p) if p.abc == abc), "{} MiB: {:?}", b >> 20, plan(&fp, b, 1));
+        }
+        let gpu = CudaBackend::with_budget(Some(&[0]), 1, budget).unwrap();
+        assert!(gpu.evaluates_recorded(&srs, &r1cs), "{abc:?}: a, b, c would be left to the synthesis threads");
+        for part in 0..inputs.circuits.partitions() {
+            let full = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
+            let want = bytes(&CpuBackend::default().prove(&srs, full, r, s).unwrap().proof);
+            let deferred = r1cs.defer(inputs.circuits.witness(part, srs.size_hint()).unwrap()).unwrap();
+            let public: Vec<Scalar> = deferred.input[1..].to_vec();
+            let p = gpu.prove(&srs, deferred, r, s).unwrap();
+            assert!(!p.cpu_fallback, "{abc:?} partition {part}: proved on the CPU");
+            assert_eq!(bytes(&p.proof), want, "{abc:?} partition {part}: differs from the CPU proof");
+            assert!(verify_proof(&pvk, &p.proof, &public).unwrap(), "{abc:?} partition {part}: does not verify");
+        }
+        eprintln!("recorded 2 KiB circuit, {abc:?} (budget {:?} MiB): every partition byte-identical, verified", budget.map(|b| b >> 20));
     }
 }
 

@@ -41,6 +41,18 @@ fn parallel_challenges_equal_sequential_synthesis() {
     let rec = synthesize_recorded(inputs.circuits.as_ref(), 0, SizeHint::default(), &r1cs).unwrap();
     eprintln!("2 KiB: R1CS recorded in {t_rec:?} ({:?}); partition 0 through it in {:?}", r1cs.stats(), t.elapsed());
     assert_equal(&seq, &rec, "2 KiB, recorded R1CS");
+    // What a copy by tiles of rows sizes its buffers by (the streamed GPU mode): the most terms of
+    // any tile, counted tile by tile from the row ends; the first size asked is cached, others not.
+    for tr in [1 << 18, 1024, 1 << 18, 3000] {
+        let counted = (0..3)
+            .flat_map(|q| {
+                let end = r1cs.matrix(q).0;
+                (0..end.len()).step_by(tr).map(move |r0| end[(r0 + tr).min(end.len()) - 1] - if r0 == 0 { 0 } else { end[r0 - 1] })
+            })
+            .max()
+            .unwrap() as u64;
+        assert_eq!(r1cs.most_terms_per_tile(tr), counted, "tiles of {tr} rows");
+    }
     let t = std::time::Instant::now();
     let par = inputs.circuits.record(0, SizeHint::default(), &|| false).unwrap();
     eprintln!("2 KiB: R1CS recorded from partition 0 on all threads in {:?} (blank, one thread: {t_rec:?})", t.elapsed());

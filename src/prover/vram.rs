@@ -3,9 +3,9 @@
 //! recorded circuit on the device, a workspace per lane (stage H's a/b/c slots, the copy of h the
 //! folded ΣH reads, the witness, the sparse queries), and borrows its MSM scratch from the
 //! device's pool one proof at a time (the MSM gate). Where that does not fit, the streamed mode
-//! (cuda/stream.cuh) keeps what the budget holds on the device — SRS sections, the recorded
-//! circuit — and streams the other sections from page-locked host memory in tiles, with stage H
-//! in two domain slots, one lane. [`Footprint`] sizes each from the circuit's section counts —
+//! (cuda/stream.cuh) keeps what the budget holds on the device — the recorded circuit, SRS
+//! sections — and streams the rest from page-locked host memory in tiles (the SRS sections by
+//! bases, the recorded circuit by rows), with stage H in two domain slots, one lane. [`Footprint`] sizes each from the circuit's section counts —
 //! the formulas of `cuda/` (stage_h.cuh, sparse.cuh, stream.cuh, msm_big.cuh, sum_ones.cuh,
 //! sppark's msm_t), with the share of significant scalars a planning assumption — and [`plan`]
 //! picks the resident mode with the most lanes that fit a budget, else the streamed mode with the
@@ -76,6 +76,23 @@ const MIN_TILES: u64 = 8;
 /// significant scalars' Pippengers (sized from their counts).
 const STREAM_SLACK: u64 = 16 * MIB;
 
+/// Most rows per tile of a recorded circuit streamed from host memory (~80 MB of PoRep's terms).
+pub const R1CS_TILE_ROWS: u64 = 1 << 22;
+
+/// Rows per tile of a streamed recorded circuit of `rows` rows: a power of two, at most
+/// `R1CS_TILE_ROWS`, at least 1024, else an eighth of the rows (every size runs the tiled path).
+pub fn r1cs_tile_rows(rows: u64) -> u64 {
+    let eighth = (rows / MIN_TILES).max(1);
+    (1u64 << (63 - eighth.leading_zeros())).clamp(1024, R1CS_TILE_ROWS)
+}
+
+/// Device bytes of one tile of `r`'s rows (row ends and the most terms any tile holds), as
+/// cuda/workspace.cuh's `r1cs_new` sizes its tiles.
+pub fn r1cs_tile_bytes(r: &crate::synth::R1cs) -> u64 {
+    let tr = r1cs_tile_rows(r.constraints() as u64);
+    tr * 4 + r.most_terms_per_tile(tr as usize) * 8
+}
+
 /// The sizes of one circuit that its device memory follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CircuitSizes {
@@ -84,13 +101,20 @@ pub struct CircuitSizes {
     /// Bytes of the recorded circuit on the device, when a, b, c are evaluated there (0: a, b,
     /// c are computed on the host and uploaded).
     pub r1cs_bytes: u64,
+    /// Device bytes of one tile of the recorded circuit's rows when it is streamed from host
+    /// memory instead (two are allocated).
+    pub r1cs_tile_bytes: u64,
 }
 
 impl CircuitSizes {
-    pub fn of(srs: &Srs, r1cs_bytes: u64) -> CircuitSizes {
+    pub fn of(srs: &Srs, r1cs: Option<&crate::synth::R1cs>) -> CircuitSizes {
         let p = &srs.params;
         let n = |v: usize| v as u64;
-        CircuitSizes { sections: [n(p.vk.ic.len()), n(p.h.len()), n(p.l.len()), n(p.a.len()), n(p.b_g1.len()), n(p.b_g2.len())], r1cs_bytes }
+        CircuitSizes {
+            sections: [n(p.vk.ic.len()), n(p.h.len()), n(p.l.len()), n(p.a.len()), n(p.b_g1.len()), n(p.b_g2.len())],
+            r1cs_bytes: r1cs.map_or(0, |r| r.stats().bytes as u64),
+            r1cs_tile_bytes: r1cs.map_or(0, r1cs_tile_bytes),
+        }
     }
 
     /// The NTT domain (h has one point fewer).
@@ -120,7 +144,7 @@ pub struct Footprint {
 impl Footprint {
     /// The footprint of `srs`'s proofs, with `r1cs` when a, b, c come from a recorded circuit.
     pub fn of_srs(srs: &Srs, r1cs: Option<&crate::synth::R1cs>) -> Footprint {
-        Footprint::of(&CircuitSizes::of(srs, r1cs.map_or(0, |r| r.stats().bytes as u64)))
+        Footprint::of(&CircuitSizes::of(srs, r1cs))
     }
 
     pub fn of(c: &CircuitSizes) -> Footprint {
@@ -150,21 +174,26 @@ impl Footprint {
     }
 
     /// Device bytes a streamed plan keeps: the sections in `resident` (`sec` bits), and the
-    /// recorded circuit with `r1cs`.
-    pub fn kept(&self, resident: u32, r1cs: bool) -> u64 {
+    /// recorded circuit when `abc` keeps it there.
+    pub fn kept(&self, resident: u32, abc: AbcAt) -> u64 {
         let [_, h, l, a, b, b2] = self.sizes.sections;
         let bytes = [h * G1, l * G1, a * G1, b * G1, b2 * G2];
-        (0..5).filter(|i| resident & (1 << i) != 0).map(|i| bytes[i]).sum::<u64>() + if r1cs { self.r1cs } else { 0 }
+        (0..5).filter(|i| resident & (1 << i) != 0).map(|i| bytes[i]).sum::<u64>() + if abc == AbcAt::CircuitOnDevice { self.r1cs } else { 0 }
     }
 
     /// Bytes a streamed-mode proof moves from host to device: the sections not in `resident`
-    /// (each crosses once per proof), a, b, c (or the witness when the recorded circuit is
-    /// kept), and the sparse queries. The resident mode moves only the last two.
-    pub fn streamed_pcie_bytes(&self, resident: u32, r1cs: bool) -> u64 {
+    /// (each crosses once per proof), a, b, c (or the witness, and the recorded circuit's
+    /// matrices when they are streamed too), and the sparse queries. The resident mode moves
+    /// only the witness and the queries.
+    pub fn streamed_pcie_bytes(&self, resident: u32, abc: AbcAt) -> u64 {
         let [ic, h, l, a, b, b2] = self.sizes.sections;
         let bytes = [h * G1, l * G1, a * G1, b * G1, b2 * G2];
         let streamed: u64 = (0..5).filter(|i| resident & (1 << i) == 0).map(|i| bytes[i]).sum();
-        let stage_h = if r1cs && self.r1cs > 0 { (ic + l) * FR } else { 3 * (h + 1) * FR };
+        let stage_h = match abc.effective(self) {
+            AbcAt::Cpu => 3 * (h + 1) * FR,
+            AbcAt::CircuitTiles => (ic + l) * FR + self.r1cs,
+            AbcAt::CircuitOnDevice => (ic + l) * FR,
+        };
         let sig = share(l + a + b, SIG_SHARE_PERCENT);
         streamed + stage_h + (l + a + b) / 8 + sig * (4 + FR)
     }
@@ -177,16 +206,22 @@ impl Footprint {
         (1u64 << (63 - eighth.leading_zeros())).clamp(1024, STREAM_TILE)
     }
 
-    /// Device bytes of a streamed-mode proof keeping the sections in `resident` (`sec` bits) and,
-    /// with `r1cs`, the recorded circuit on the device (one lane, the context reserve included).
-    pub fn streamed(&self, resident: u32, r1cs: bool) -> u64 {
+    /// Device bytes of a streamed-mode proof keeping the sections in `resident` (`sec` bits) on
+    /// the device and evaluating a, b, c as `abc` says (one lane, the context reserve included).
+    pub fn streamed(&self, resident: u32, abc: AbcAt) -> u64 {
         let c = &self.sizes;
         let [ic, h, l, a, b, b2] = c.sections;
         let n = c.domain();
         let counts = [h, l, a, b, b2];
-        let r1cs = r1cs && c.r1cs_bytes > 0;
-        // Stage H: two domain slots, the witness while a, b, c are evaluated from it.
-        let stage_h = 2 * n * FR + if r1cs { (ic + l) * FR } else { 0 };
+        let abc = abc.effective(self);
+        // Stage H: two domain slots, the witness while a, b, c are evaluated from it, and two
+        // tiles of the circuit's rows when it is streamed.
+        let stage_h = 2 * n * FR
+            + match abc {
+                AbcAt::Cpu => 0,
+                AbcAt::CircuitTiles => (ic + l) * FR + 2 * c.r1cs_tile_bytes,
+                AbcAt::CircuitOnDevice => (ic + l) * FR,
+            };
         // The sparse stage: H's slot, then either two tiles of a streamed section's bases or
         // ΣH's batches (one after the other), and the significant scalars' Pippengers.
         let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
@@ -196,7 +231,7 @@ impl Footprint {
         // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
         let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT), false);
         let sparse = n * FR + tiles.max(sum_h) + sig + STREAM_SLACK;
-        self.kept(resident, r1cs) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
+        self.kept(resident, abc) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
     }
 
     /// Bytes with `lanes` lanes (resident SRS and circuit, a workspace each, one proof's MSM
@@ -225,14 +260,40 @@ pub fn sppark_msm_bytes(n: u64, host_points: bool) -> u64 {
     buckets + stride * 16 + nwins * stride * 4 + points
 }
 
+/// Where a streamed proof's a, b, c are evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbcAt {
+    /// On CPU threads (the engine's synthesis threads) and uploaded: three domain vectors.
+    Cpu,
+    /// On the device from the recorded circuit streamed from page-locked host memory in tiles
+    /// of rows (the matrices cross PCIe once per proof, beside the witness).
+    CircuitTiles,
+    /// On the device from the recorded circuit kept there.
+    CircuitOnDevice,
+}
+
+impl AbcAt {
+    /// What runs for a circuit of footprint `f`: on the CPU when it has no recorded circuit.
+    fn effective(self, f: &Footprint) -> AbcAt {
+        if f.sizes.r1cs_bytes == 0 { AbcAt::Cpu } else { self }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AbcAt::Cpu => "on CPU threads",
+            AbcAt::CircuitTiles => "from the recorded circuit streamed in tiles",
+            AbcAt::CircuitOnDevice => "from the recorded circuit on the device",
+        }
+    }
+}
+
 /// The streamed mode's choice for one circuit on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Streamed {
     /// SRS sections kept on the device (`sec` bits); the others are streamed from host memory.
     pub resident: u32,
-    /// Whether the recorded circuit is kept on the device (else a, b, c are computed on CPU
-    /// threads and uploaded).
-    pub r1cs: bool,
+    /// Where a, b, c are evaluated.
+    pub abc: AbcAt,
     /// Bases per streamed tile.
     pub tile: u64,
     /// Device bytes at most.
@@ -261,40 +322,40 @@ impl Plan {
     }
 }
 
-/// What the streamed mode keeps on the device first when the budget has room, by what it saves
-/// per byte: the large G1 sections (their ones passes are bound by PCIe), B_G1, the recorded
-/// circuit (a, b, c off the CPU, a third of stage H's upload), then B_G2 and h (their sums are
-/// bound by arithmetic: sppark streams ΣH's bases under its own work).
-const KEEP_ORDER: [Keep; 6] = [Keep::Sec(sec::L), Keep::Sec(sec::A), Keep::Sec(sec::B_G1), Keep::R1cs, Keep::Sec(sec::B_G2), Keep::Sec(sec::H)];
-
-#[derive(Clone, Copy)]
-enum Keep {
-    Sec(u32),
-    R1cs,
-}
+/// What the streamed mode keeps on the device, in order, when the budget has room. First a, b,
+/// c off the CPU: measured at 32 GiB on 16 cores (BENCHMARKS.md, 2026-12-05), a streamed proof
+/// with a, b, c on the synthesis threads is CPU-bound (they cost ~2 s of 16 cores per
+/// partition, and synthesis waits for host memory behind them), while the GPU idles 40 % of
+/// the time — so the recorded circuit goes on the device where it fits, else streams in tiles
+/// (7.4 GB over PCIe per partition, under the witness's upload and the NTTs). Then the SRS
+/// sections by what they save per byte: the large G1 sections (their ones passes are bound by
+/// PCIe), B_G1, then B_G2 and h (their sums are bound by arithmetic: sppark streams ΣH's bases
+/// under its own work).
+const KEEP_ORDER: [u32; 5] = [sec::L, sec::A, sec::B_G1, sec::B_G2, sec::H];
 
 /// The resident mode with the most lanes (up to `max_lanes`) that fits `budget` bytes; else the
-/// streamed mode keeping on the device what fits, in `KEEP_ORDER`; else TooSmall.
+/// streamed mode: a, b, c where the budget allows it (on the device, in tiles, else on the CPU),
+/// then the SRS sections that fit, in `KEEP_ORDER`; else TooSmall.
 pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
     if let Some((lanes, need)) = (1..=max_lanes.max(1)).rev().map(|lanes| (lanes, f.resident(lanes))).find(|&(_, need)| need <= budget) {
         return Plan::Resident { lanes, need };
     }
-    let (mut resident, mut r1cs) = (0u32, false);
-    let need = f.streamed(0, false);
+    let need = f.streamed(0, AbcAt::Cpu);
     if need > budget {
         return Plan::TooSmall { need, budget };
     }
-    for keep in KEEP_ORDER {
-        let (m, r) = match keep {
-            Keep::Sec(bit) => (resident | bit, r1cs),
-            Keep::R1cs if f.r1cs > 0 => (resident, true),
-            Keep::R1cs => continue,
-        };
-        if f.streamed(m, r) <= budget {
-            (resident, r1cs) = (m, r);
+    let abc = [AbcAt::CircuitOnDevice, AbcAt::CircuitTiles, AbcAt::Cpu]
+        .into_iter()
+        .map(|abc| abc.effective(f))
+        .find(|&abc| f.streamed(0, abc) <= budget)
+        .unwrap_or(AbcAt::Cpu);
+    let mut resident = 0u32;
+    for bit in KEEP_ORDER {
+        if f.streamed(resident | bit, abc) <= budget {
+            resident |= bit;
         }
     }
-    Plan::Streamed(Streamed { resident, r1cs, tile: f.tile_points(), need: f.streamed(resident, r1cs) })
+    Plan::Streamed(Streamed { resident, abc, tile: f.tile_points(), need: f.streamed(resident, abc) })
 }
 
 /// A device's budget: `configured` bytes when set (never above what the device has), else the
@@ -312,7 +373,7 @@ mod tests {
 
     /// 32 GiB PoRep's sections (srs::shape) and its recorded circuit (7.38 GB measured).
     fn porep_32g() -> CircuitSizes {
-        CircuitSizes { sections: [328, 134_217_727, 130_169_893, 129_753_620, 33_112_282, 33_112_282], r1cs_bytes: 7_380_000_000 }
+        CircuitSizes { sections: [328, 134_217_727, 130_169_893, 129_753_620, 33_112_282, 33_112_282], r1cs_bytes: 7_380_000_000, r1cs_tile_bytes: 120_000_000 }
     }
 
     fn gb(x: u64) -> f64 {
@@ -348,51 +409,56 @@ mod tests {
                 Plan::Streamed(p) => {
                     assert!(p.need <= card * GIB, "{card} GiB: {p:?}");
                     assert_eq!(p.tile, STREAM_TILE);
-                    let kept = Footprint::of(&porep_32g()).streamed(p.resident, p.r1cs) - f.streamed(0, false);
+                    let kept = f.streamed(p.resident, p.abc) - f.streamed(0, AbcAt::Cpu);
                     assert!(kept >= kept_before, "{card} GiB keeps less than a smaller card: {p:?}");
                     kept_before = kept;
                 }
                 p => panic!("{card} GiB: {p:?}"),
             }
         }
-        // What each card class keeps (README's sizing table): 12 GiB nothing, 16 GiB B_G1,
-        // 24 GiB L, 80 GB everything but ΣH's big-MSM scratch.
+        // What each card class keeps (README's sizing table): a, b, c leave the CPU first —
+        // 12 GiB evaluates them on CPU threads, 16 GiB from the circuit streamed in tiles,
+        // 24 GiB from the circuit on the device; 32 GiB adds both B sections; 80 GB everything
+        // but ΣH's big-MSM scratch.
         let keeps = |card: u64| match plan(&f, card * GIB, 2) {
-            Plan::Streamed(p) => (p.resident, p.r1cs),
+            Plan::Streamed(p) => (p.resident, p.abc),
             p => panic!("{card} GiB: {p:?}"),
         };
-        assert_eq!(keeps(12), (0, false));
-        assert_eq!(keeps(16), (sec::B_G1, false));
-        assert_eq!(keeps(24), (sec::L, false));
-        assert_eq!(keeps(80), (sec::ALL, true));
+        assert_eq!(keeps(12), (0, AbcAt::Cpu));
+        assert_eq!(keeps(16), (0, AbcAt::CircuitTiles));
+        assert_eq!(keeps(24), (0, AbcAt::CircuitOnDevice));
+        assert_eq!(keeps(32), (sec::B_G1 | sec::B_G2, AbcAt::CircuitOnDevice));
+        assert_eq!(keeps(80), (sec::ALL, AbcAt::CircuitOnDevice));
         // What crosses PCIe per partition: all five sections and a, b, c with nothing kept (~60
-        // GB); L kept at 24 GiB saves its 12.5 GB; a resident-sized streamed plan moves only the
-        // witness and the queries.
+        // GB); the witness and the streamed matrices instead of a, b, c at 16 GiB (1.3 GB less);
+        // the witness alone at 24 GiB; a resident-sized streamed plan moves only the witness
+        // and the queries.
         let pcie = |card: u64| match plan(&f, card * GIB, 2) {
-            Plan::Streamed(p) => f.streamed_pcie_bytes(p.resident, p.r1cs),
+            Plan::Streamed(p) => f.streamed_pcie_bytes(p.resident, p.abc),
             p => panic!("{card} GiB: {p:?}"),
         };
         assert!((59.0..62.0).contains(&gb(pcie(12))), "{}", gb(pcie(12)));
-        assert!((gb(pcie(12)) - gb(pcie(24)) - 12.5).abs() < 0.1, "{} {}", gb(pcie(12)), gb(pcie(24)));
+        assert!((gb(pcie(12)) - gb(pcie(16)) - 1.33).abs() < 0.05, "{} {}", gb(pcie(12)), gb(pcie(16)));
+        assert!((gb(pcie(16)) - gb(pcie(24)) - 7.38).abs() < 0.01, "{} {}", gb(pcie(16)), gb(pcie(24)));
         assert!(gb(pcie(80)) < 5.0, "{}", gb(pcie(80)));
         for card in [12, 16, 24, 32, 48, 80] {
             if let Plan::Streamed(p) = plan(&f, card * GIB, 2) {
                 eprintln!(
-                    "{card} GiB: kept {} (circuit {}), need {:.1} GB, PCIe {:.1} GB per partition",
+                    "{card} GiB: kept {}; a, b, c {}; need {:.1} GB, PCIe {:.1} GB per partition",
                     sec::names(p.resident),
-                    p.r1cs,
+                    p.abc.name(),
                     gb(p.need),
-                    gb(f.streamed_pcie_bytes(p.resident, p.r1cs))
+                    gb(f.streamed_pcie_bytes(p.resident, p.abc))
                 );
             }
         }
         // Under ~11 GB not even that: the need it reports is the streamed mode's floor.
         match plan(&f, 10 * GIB, 2) {
-            Plan::TooSmall { need, budget } => assert!(need > budget && need == f.streamed(0, false) && (10.0..12.5).contains(&gb(need)), "{}", gb(need)),
+            Plan::TooSmall { need, budget } => assert!(need > budget && need == f.streamed(0, AbcAt::Cpu) && (10.0..12.5).contains(&gb(need)), "{}", gb(need)),
             p => panic!("10 GiB: {p:?}"),
         }
         // A 2 KiB circuit fits any card.
-        let small = CircuitSizes { sections: [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522], r1cs_bytes: 152_000_000 };
+        let small = CircuitSizes { sections: [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522], r1cs_bytes: 152_000_000, r1cs_tile_bytes: 2_000_000 };
         let f = Footprint::of(&small);
         assert!(matches!(plan(&f, 12 * GIB, 2), Plan::Resident { lanes: 2, .. }), "{:?}", plan(&f, 12 * GIB, 2));
         assert!(gb(f.resident(2)) < 5.0, "{}", gb(f.resident(2)));
@@ -420,14 +486,23 @@ mod tests {
     fn small_circuits_stream_below_their_resident_footprint() {
         for lg in [10u64, 14, 18, 22] {
             let n = 1 << lg;
-            let c = CircuitSizes { sections: [2, n - 1, n - 8, n - 9, n / 4, n / 4], r1cs_bytes: 0 };
+            let c = CircuitSizes { sections: [2, n - 1, n - 8, n - 9, n / 4, n / 4], r1cs_bytes: 0, r1cs_tile_bytes: 0 };
             let f = Footprint::of(&c);
-            assert!(f.streamed(sec::ALL, false) < f.resident(1), "2^{lg}: {} vs {}", f.streamed(sec::ALL, false), f.resident(1));
+            assert!(f.streamed(sec::ALL, AbcAt::Cpu) < f.resident(1), "2^{lg}: {} vs {}", f.streamed(sec::ALL, AbcAt::Cpu), f.resident(1));
             // (At the smallest sizes a whole section can cost less than its two tiles, so the
             // floor's plan may keep one.)
-            assert!(matches!(plan(&f, f.streamed(0, false), 2), Plan::Streamed(_)), "2^{lg}");
+            assert!(matches!(plan(&f, f.streamed(0, AbcAt::Cpu), 2), Plan::Streamed(_)), "2^{lg}");
             assert!(matches!(plan(&f, f.resident(1) - 1, 2), Plan::Streamed(_)), "2^{lg}");
         }
+    }
+
+    /// A streamed circuit's tiles: an eighth of its rows, a power of two from 1024 to 2^22.
+    #[test]
+    fn r1cs_tiles() {
+        assert_eq!(r1cs_tile_rows(2_687_961), 1 << 18);
+        assert_eq!(r1cs_tile_rows(130_278_869), R1CS_TILE_ROWS);
+        assert_eq!(r1cs_tile_rows(5000), 1024);
+        assert_eq!(r1cs_tile_rows(1), 1024);
     }
 
     #[test]

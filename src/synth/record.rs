@@ -162,6 +162,7 @@ impl<'c> Recorder<'c> {
             a_aux_density: self.density.a_aux,
             b_input_density: self.density.b_input,
             b_aux_density: self.density.b_aux,
+            tile_terms: Default::default(),
         })
     }
 

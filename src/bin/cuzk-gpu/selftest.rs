@@ -214,21 +214,22 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let g = gpu.prove(srs, deferred, r, s)?;
         let same = bytes(&cpu.proof) == bytes(&g.proof);
         let verified = verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false);
-        // The other a, b, c kernel (row per thread / warps): the same proof.
-        let warp = gpu.spmv_warp();
-        gpu.set_spmv_warp(!warp);
-        let other = gpu.prove(srs, again, r, s);
-        gpu.set_spmv_warp(warp);
-        let other = other?;
-        let same_other = bytes(&cpu.proof) == bytes(&other.proof);
+        // The same proof with the circuit streamed from host memory in tiles of rows (a budget
+        // that holds the streamed mode with its tiles but not with the circuit on the device).
+        use cuzk::prover::vram::{plan, AbcAt, Footprint, Plan};
+        let fp = Footprint::of_srs(srs, Some(&r1cs));
+        let budget = fp.streamed(0, AbcAt::CircuitTiles);
+        let tiled = matches!(plan(&fp, budget, 1), Plan::Streamed(p) if p.abc == AbcAt::CircuitTiles);
+        let other = CudaBackend::with_budget(Some(&[0]), 1, Some(budget))?.prove(srs, again, r, s)?;
+        let same_other = tiled && bytes(&cpu.proof) == bytes(&other.proof);
         let spmv = |p: &cuzk::prover::PartitionProof| phase_ms(&p.phases, "gpu_spmv");
         let note = format!(
-            "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {:.2} ms; with the {} a, b, c \
-             kernel: identical {same_other}, gpu_spmv {:.2} ms; gpu phases: {}",
+            "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {:.2} ms; streamed in tiles \
+             ({} MiB budget, planned {tiled}): identical {same_other}, stage H {:.2} ms; gpu phases: {}",
             r1cs.stats(),
             spmv(&g),
-            if warp { "row-per-thread" } else { "warp" },
-            spmv(&other),
+            budget >> 20,
+            phase_ms(&other.phases, "gpu_stage_h"),
             phases_ms(&g.phases)
         );
         Ok((same && same_other, verified, note))

@@ -3,6 +3,8 @@
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use blstrs::{Fp, G1Projective};
 
@@ -53,8 +55,6 @@ pub const B_G2: u32 = 2;
 pub const FOLD: u32 = 4;
 /// The H MSM through sppark's Pippenger even where the one-pass big-MSM is the default.
 pub const MSM_H_SPPARK: u32 = 8;
-/// A recorded circuit's a, b, c by warps walking the terms instead of one row per thread.
-pub const SPMV_WARP: u32 = 16;
 /// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds.
 pub const MSM_H_XYZZ: u32 = 32;
 /// Stage H's NTTs with sppark's own split of the passes instead of an even one.
@@ -231,6 +231,7 @@ extern "C" {
         ncoeffs: u64,
         inputs: u64,
         aux: u64,
+        tile_rows: u64,
         out: *mut *mut RawR1cs,
         upload_ms: *mut f32,
     ) -> Status;
@@ -454,6 +455,17 @@ pub fn device_memory(dev: i32) -> std::result::Result<[u64; 4], CudaError> {
     Ok(out)
 }
 
+/// Host bytes page-locked for the GPUs to stream from (SRS sections, recorded circuits), over
+/// the process.
+static PINNED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+pub fn pinned_host_bytes() -> u64 {
+    PINNED_BYTES.load(Ordering::Relaxed)
+}
+
+/// cudaErrorHostMemoryAlreadyRegistered (the status codes carry −cudaError_t).
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 712;
+
 /// Host memory page-locked for every device (DMA reads it directly) for as long as this lives.
 /// The owner keeps the memory alive longer than the registration (it holds what owns it).
 pub struct HostPinned {
@@ -475,6 +487,7 @@ impl HostPinned {
         }
         // SAFETY: the range is v's memory, alive for the call (and, by the caller, until drop).
         check(unsafe { cuzk_cuda_host_register(v.as_ptr().cast(), bytes) })?;
+        PINNED_BYTES.fetch_add(bytes, Ordering::Relaxed);
         Ok(HostPinned { ptr: v.as_ptr().cast(), bytes })
     }
 
@@ -488,8 +501,9 @@ impl Drop for HostPinned {
         if !self.ptr.is_null() {
             // SAFETY: registered by new, not yet unregistered.
             if let Err(e) = check(unsafe { cuzk_cuda_host_unregister(self.ptr) }) {
-                log::warn!("unpinning {} MiB of SRS host memory: {e}", self.bytes >> 20);
+                log::warn!("unpinning {} MiB of host memory: {e}", self.bytes >> 20);
             }
+            PINNED_BYTES.fetch_sub(self.bytes, Ordering::Relaxed);
         }
     }
 }
@@ -572,8 +586,11 @@ impl Workspace {
         Ok((DeviceSrs(out), ms))
     }
 
-    /// Upload a recorded circuit; returns the handle and the CUDA-event upload time in ms.
-    pub fn upload_r1cs(&mut self, r: &crate::synth::R1cs) -> std::result::Result<(DeviceR1cs, f32), CudaError> {
+    /// A recorded circuit for this device: uploaded whole (`tile_rows` 0), else left in host
+    /// memory — page-locked, where the host allows it — and streamed in tiles of `tile_rows`
+    /// rows by the STREAMED proofs that use it (the handle then keeps `r` alive). Returns the
+    /// handle and the CUDA-event upload time in ms.
+    pub fn upload_r1cs(&mut self, r: &Arc<crate::synth::R1cs>, tile_rows: u64) -> std::result::Result<(DeviceR1cs, f32), CudaError> {
         let m = [0, 1, 2].map(|q| {
             let (end, terms) = r.matrix(q);
             Matrix { end: end.as_ptr(), terms: terms.as_ptr(), nterms: terms.len() as u64 }
@@ -581,7 +598,8 @@ impl Workspace {
         let coeffs = r.coefficients();
         let mut out = ptr::null_mut();
         let mut ms = 0f32;
-        // SAFETY: the slices outlive the synchronous call; Scalar is blst_fr.
+        // SAFETY: the slices outlive the synchronous call (and, streamed, the handle, by the
+        // caller); Scalar is blst_fr.
         check(unsafe {
             cuzk_cuda_r1cs_new(
                 self.0,
@@ -591,11 +609,32 @@ impl Workspace {
                 coeffs.len() as u64,
                 r.inputs as u64,
                 r.aux as u64,
+                tile_rows,
                 &mut out,
                 &mut ms,
             )
         })?;
-        Ok((DeviceR1cs(out), ms))
+        let host = (tile_rows != 0).then(|| {
+            // Pageable matrices are streamed correctly, only slower (the driver stages each copy).
+            let pins = [0, 1, 2]
+                .into_iter()
+                .flat_map(|q| {
+                    let (end, terms) = r.matrix(q);
+                    [HostPinned::new(end), HostPinned::new(terms)]
+                })
+                .filter_map(|p| match p {
+                    Ok(p) => Some(p),
+                    // A small matrix sharing a page with one already locked is locked already.
+                    Err(e) if e.code == -CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => None,
+                    Err(e) => {
+                        log::warn!("a recorded circuit's matrix stays pageable (streamed more slowly): page-locking it failed: {e}");
+                        None
+                    }
+                })
+                .collect();
+            StreamedR1cs { pins, _r1cs: r.clone() }
+        });
+        Ok((DeviceR1cs { raw: out, host }, ms))
     }
 
     /// Run `stages` (STAGE_* bits) of the GPU half of a proof into `out`. `inp`'s pointers
@@ -628,8 +667,19 @@ impl Drop for DeviceSrs {
     }
 }
 
-/// Owner of a recorded circuit resident on one device.
-pub struct DeviceR1cs(*mut RawR1cs);
+/// Owner of a recorded circuit for one device: on the device, or streamed from host memory.
+pub struct DeviceR1cs {
+    raw: *mut RawR1cs,
+    // Dropped after `raw` is freed (Drop): the matrices the handle reads stay alive and locked.
+    host: Option<StreamedR1cs>,
+}
+
+/// A streamed recorded circuit's host side: its page-locked matrices (unlocked before `_r1cs`
+/// can free them: fields drop in order).
+struct StreamedR1cs {
+    pins: Vec<HostPinned>,
+    _r1cs: Arc<crate::synth::R1cs>,
+}
 
 // SAFETY: as for DeviceSrs: read-only once uploaded (`const cuzk_cuda_r1cs*` in a proof).
 unsafe impl Send for DeviceR1cs {}
@@ -637,14 +687,24 @@ unsafe impl Sync for DeviceR1cs {}
 
 impl DeviceR1cs {
     pub fn raw(&self) -> *const RawR1cs {
-        self.0
+        self.raw
+    }
+
+    /// Whether proofs stream it from host memory (else it is on the device).
+    pub fn streamed(&self) -> bool {
+        self.host.is_some()
+    }
+
+    /// Host bytes page-locked for it.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.host.as_ref().map_or(0, |h| h.pins.iter().map(HostPinned::bytes).sum())
     }
 }
 
 impl Drop for DeviceR1cs {
     fn drop(&mut self) {
         // SAFETY: owned handle, freed once.
-        unsafe { cuzk_cuda_r1cs_free(self.0) };
+        unsafe { cuzk_cuda_r1cs_free(self.raw) };
     }
 }
 

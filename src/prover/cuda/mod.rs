@@ -28,9 +28,8 @@
 //! buffers, reused from proof to proof): one partition's stage H runs while another holds the
 //! MSM gate. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
 //! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
-//! A recorded circuit's a, b, c are evaluated by warps walking 32 rows' terms; `CUZK_CUDA_SPMV=row`
-//! (or [`CudaBackend::set_spmv_warp`]`(false)`) selects the row-per-thread kernel (2.5x slower at
-//! 32 GiB, cuda/NOTES.md; same values), for comparing the two. `CUZK_CUDA_SPARSE=after` (or
+//! A recorded circuit's a, b, c are evaluated by warps walking 32 rows' terms (the row-per-thread
+//! kernel measured 2.5x slower at 32 GiB is gone: BENCHMARKS.md). `CUZK_CUDA_SPARSE=after` (or
 //! [`CudaBackend::set_sparse_beside_h`]`(false)`) keeps a lone proof's sparse work after stage H.
 //! `CUZK_CUDA_NTT=sppark` (or [`CudaBackend::set_ntt_sppark`]) keeps sppark's own uneven NTT passes
 //! at 2^20, 2^23 and 2^26 instead of the even split (cuda/ntt_split.cuh; same values).
@@ -92,8 +91,6 @@ pub struct CudaBackend {
     /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
     msm_h_sppark: AtomicBool,
     msm_h_xyzz: AtomicBool,
-    /// A recorded circuit's a, b, c by `cuzk_spmv_warp` (cuda/kernels.cuh).
-    spmv_warp: AtomicBool,
     /// Stage H's NTTs with sppark's uneven passes (cuda/ntt_split.cuh).
     ntt_sppark: AtomicBool,
     /// How the G1 sums of one-scalar bases run: `OnesSums`' prove flag (0: by size).
@@ -156,7 +153,6 @@ impl CudaBackend {
         }
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes }, budget)?;
         let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        let spmv_warp = !matches!(std::env::var("CUZK_CUDA_SPMV").as_deref(), Ok("row"));
         let sparse_beside_h = !matches!(std::env::var("CUZK_CUDA_SPARSE").as_deref(), Ok("after"));
         let ntt_sppark = matches!(std::env::var("CUZK_CUDA_NTT").as_deref(), Ok("sppark"));
         Ok(CudaBackend {
@@ -164,7 +160,6 @@ impl CudaBackend {
             b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
             msm_h_sppark: AtomicBool::new(false),
             msm_h_xyzz: AtomicBool::new(false),
-            spmv_warp: AtomicBool::new(spmv_warp),
             ntt_sppark: AtomicBool::new(ntt_sppark),
             ones_flags: AtomicU32::new(0),
             queries_before_gate: AtomicBool::new(true),
@@ -229,16 +224,6 @@ impl CudaBackend {
 
     pub(crate) fn ones_flags(&self) -> u32 {
         self.ones_flags.load(Ordering::Relaxed)
-    }
-
-    /// Evaluate a recorded circuit's a, b, c with warps walking each 32 rows' terms (the default)
-    /// or one row per thread (same values; for comparing the two).
-    pub fn set_spmv_warp(&self, warp: bool) {
-        self.spmv_warp.store(warp, Ordering::Relaxed);
-    }
-
-    pub fn spmv_warp(&self) -> bool {
-        self.spmv_warp.load(Ordering::Relaxed)
     }
 
     /// Stage H's NTTs with sppark's own split of the passes (`true`) or with the passes split
@@ -375,7 +360,7 @@ impl CudaBackend {
                 "the proofs of {} need ~{} MiB of device memory even with the SRS streamed from host memory (~{} MiB \
                  with it resident); no CUDA device's VRAM budget holds that ({}): proving them on the CPU.",
                 srs.circuit.name(),
-                f.streamed(0, false) >> 20,
+                f.streamed(0, super::vram::AbcAt::Cpu) >> 20,
                 f.resident(1) >> 20,
                 self.pool.status().iter().map(|d| format!("device {}: {} MiB", d.index, d.budget_bytes.unwrap_or(0) >> 20)).collect::<Vec<_>>().join(", ")
             );

@@ -8,14 +8,14 @@
 //! this process) is marked unusable, its handles are released, and it is skipped from then on.
 //! A recoverable error (out of memory, a bad argument) fails only the proof that hit it.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G2Affine};
 
 use super::ffi::{self, DeviceInfo};
-use crate::prover::vram::{self, Footprint, Plan};
+use crate::prover::vram::{self, AbcAt, Footprint, Plan};
 use crate::busy::BusyClock;
 use crate::error::Result;
 use crate::prover::{DeviceStatus, PhaseTimings};
@@ -77,7 +77,6 @@ impl PinnedSrs {
             let pin = if i < 4 { ffi::HostPinned::new(&entry.g1[i][..]) } else { ffi::HostPinned::new(&entry.g2[..]) };
             match pin {
                 Ok(pin) => {
-                    PINNED_BYTES.fetch_add(pin.bytes(), Ordering::Relaxed);
                     log::info!(
                         "SRS {}: {} MiB of section {i} page-locked in host memory in {:.2} s (streamed to the GPU)",
                         srs.path.display(),
@@ -90,7 +89,7 @@ impl PinnedSrs {
                 // copy): a section sharing a page with one already locked (small sections are
                 // neighbours on the heap) or a host that refuses to lock more (RLIMIT_MEMLOCK).
                 Err(e) => {
-                    let shared_page = e.code == -(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+                    let shared_page = e.code == -ffi::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
                     if !shared_page {
                         log::warn!("SRS {}: section {i} stays pageable (streamed more slowly): page-locking it failed: {e}", srs.path.display());
                     }
@@ -100,27 +99,6 @@ impl PinnedSrs {
         }
         drop(pins);
         Ok(entry)
-    }
-
-    /// Host bytes page-locked for it.
-    fn bytes(&self) -> u64 {
-        self.pins.lock().unwrap_or_else(|e| e.into_inner()).iter().flatten().flatten().map(ffi::HostPinned::bytes).sum()
-    }
-}
-
-/// cudaErrorHostMemoryAlreadyRegistered (the status codes carry −cudaError_t).
-const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 712;
-
-/// Host bytes page-locked for streamed SRS sections, over the process.
-static PINNED_BYTES: AtomicU64 = AtomicU64::new(0);
-
-pub fn pinned_host_bytes() -> u64 {
-    PINNED_BYTES.load(Ordering::Relaxed)
-}
-
-impl Drop for PinnedSrs {
-    fn drop(&mut self) {
-        PINNED_BYTES.fetch_sub(self.bytes(), Ordering::Relaxed);
     }
 }
 
@@ -158,9 +136,21 @@ fn srs_key(srs: &Srs) -> [usize; 5] {
 }
 
 struct CachedR1cs {
+    /// Device bytes it holds (a streamed circuit: its coefficients only).
     bytes: u64,
     alive: Weak<R1cs>,
     dev: Arc<ffi::DeviceR1cs>,
+}
+
+impl CachedR1cs {
+    fn alive(&self) -> bool {
+        // A streamed circuit's handle holds the circuit itself: alive while someone else does too.
+        self.alive.strong_count() > usize::from(self.dev.streamed())
+    }
+
+    fn is(&self, r: &Arc<R1cs>, streamed: bool) -> bool {
+        std::ptr::eq(self.alive.as_ptr(), Arc::as_ptr(r)) && self.dev.streamed() == streamed
+    }
 }
 
 /// The SRSes and recorded circuits resident in a device's memory, shared by its lanes (a proof
@@ -182,19 +172,22 @@ pub struct OnDevice {
 
 impl Resident {
     /// `srs`'s sections in `resident` (`sec` bits; the others read from `pinned`) and `r1cs`'s
-    /// matrices, when given, on this device, uploaded through `ws` first if needed (evicting the
+    /// matrices, when given — on the device, or with `r1cs_tile_rows` > 0 page-locked in host
+    /// memory for a streamed proof to copy by tiles — for this device, through `ws` first if
+    /// needed (evicting the
     /// other SRSes or circuits when the device is out of memory, or when keeping them would put
     /// the device over `room`: the bytes the budget leaves for resident SRSes and circuits beside
     /// this proof's workspaces and scratch; `mine`: the bytes this proof keeps there). Pushes the
     /// upload times when it uploads.
     #[allow(clippy::too_many_arguments)]
-    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<&Arc<R1cs>>, resident: u32, pinned: Option<Arc<PinnedSrs>>, mine: u64, room: u64, plan: Plan, t: &mut PhaseTimings) -> Result<OnDevice> {
+    fn get(&mut self, ws: &mut ffi::Workspace, srs: &Srs, r1cs: Option<(&Arc<R1cs>, u64)>, resident: u32, pinned: Option<Arc<PinnedSrs>>, mine: u64, room: u64, plan: Plan, t: &mut PhaseTimings) -> Result<OnDevice> {
         self.srs.retain(CachedSrs::alive);
-        self.r1cs.retain(|c| c.alive.strong_count() > 0);
+        self.r1cs.retain(CachedR1cs::alive);
         let key = srs_key(srs);
+        let mine_r1cs = |c: &CachedR1cs| r1cs.is_some_and(|(r, tile_rows)| c.is(r, tile_rows != 0));
         // A copy of this SRS with other sections on the device (another plan) is another's.
         let others: u64 = self.srs.iter().filter(|e| e.key != key || e.resident != resident).map(|e| e.bytes).sum::<u64>()
-            + self.r1cs.iter().filter(|c| r1cs.is_none_or(|r| !std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r)))).map(|c| c.bytes).sum::<u64>();
+            + self.r1cs.iter().filter(|c| !mine_r1cs(c)).map(|c| c.bytes).sum::<u64>();
         if others > 0 && others + mine > room {
             log::info!(
                 "the VRAM budget holds {} MiB of SRS and circuits for {} beside its proof: evicting {} MiB of others",
@@ -203,7 +196,7 @@ impl Resident {
                 others >> 20
             );
             self.srs.retain(|e| e.key == key && e.resident == resident);
-            self.r1cs.retain(|c| r1cs.is_some_and(|r| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))));
+            self.r1cs.retain(mine_r1cs);
         }
         let i = match self.srs.iter().position(|e| e.key == key && e.resident == resident) {
             Some(i) => i,
@@ -211,29 +204,40 @@ impl Resident {
         };
         let j = match r1cs {
             None => None,
-            Some(r) => match self.r1cs.iter().position(|c| std::ptr::eq(c.alive.as_ptr(), Arc::as_ptr(r))) {
+            Some((r, tile_rows)) => match self.r1cs.iter().position(|c| c.is(r, tile_rows != 0)) {
                 Some(j) => Some(j),
-                None => Some(self.upload_r1cs(ws, r, t)?),
+                None => Some(self.upload_r1cs(ws, r, tile_rows, t)?),
             },
         };
         Ok(OnDevice { srs: self.srs[i].dev.clone(), r1cs: j.map(|j| self.r1cs[j].dev.clone()), plan, _pinned: pinned })
     }
 
-    fn upload_r1cs(&mut self, ws: &mut ffi::Workspace, r: &Arc<R1cs>, t: &mut PhaseTimings) -> Result<usize> {
+    fn upload_r1cs(&mut self, ws: &mut ffi::Workspace, r: &Arc<R1cs>, tile_rows: u64, t: &mut PhaseTimings) -> Result<usize> {
         let wall = Instant::now();
-        let up = match ws.upload_r1cs(r) {
+        let up = match ws.upload_r1cs(r, tile_rows) {
             Err(e) if e.code == ffi::E_CUDA_OOM && !self.r1cs.is_empty() => {
                 log::warn!("GPU out of memory for a recorded circuit: evicting {} other(s)", self.r1cs.len());
                 self.r1cs.clear();
-                ws.upload_r1cs(r)
+                ws.upload_r1cs(r, tile_rows)
             }
             res => res,
         };
         let (dev, ms) = up.map_err(|e| err!(Prover, "uploading the recorded circuit to the GPU: {e}"))?;
         t.push("gpu_r1cs_upload", Duration::from_secs_f64(ms as f64 / 1e3));
         t.push("gpu_r1cs_upload_wall", wall.elapsed());
-        log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
-        self.r1cs.push(CachedR1cs { bytes: r.stats().bytes as u64, alive: Arc::downgrade(r), dev: Arc::new(dev) });
+        let bytes = if dev.streamed() {
+            log::info!(
+                "recorded {:?} circuit: {} MiB page-locked in host memory in {:.2} s, streamed to the GPU in tiles of {tile_rows} rows",
+                r.proof,
+                dev.pinned_bytes() >> 20,
+                wall.elapsed().as_secs_f64()
+            );
+            32 * r.coefficients().len() as u64
+        } else {
+            log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
+            r.stats().bytes as u64
+        };
+        self.r1cs.push(CachedR1cs { bytes, alive: Arc::downgrade(r), dev: Arc::new(dev) });
         Ok(self.r1cs.len() - 1)
     }
 
@@ -270,7 +274,7 @@ impl Resident {
             [Arc::downgrade(&p.h), Arc::downgrade(&p.l), Arc::downgrade(&p.a), Arc::downgrade(&p.b_g1)],
             Arc::downgrade(&p.b_g2),
         );
-        let bytes = Footprint::of_srs(srs, None).kept(resident, false);
+        let bytes = Footprint::of_srs(srs, None).kept(resident, AbcAt::Cpu);
         self.srs.push(CachedSrs { key, resident, bytes, alive, dev: Arc::new(dev), pinned });
         Ok(self.srs.len() - 1)
     }
@@ -389,20 +393,25 @@ impl Held<'_> {
         let (resident, r1cs, pinned, mine, need) = match plan {
             Plan::Streamed(p) => {
                 let pinned = if p.resident == vram::sec::ALL { None } else { Some(PinnedSrs::of(srs, p.resident)?) };
-                (p.resident, r1cs.filter(|_| p.r1cs), pinned, f.kept(p.resident, p.r1cs), p.need)
+                let r1cs = match p.abc {
+                    AbcAt::Cpu => None,
+                    AbcAt::CircuitTiles => r1cs.map(|r| (r, vram::r1cs_tile_rows(r.constraints() as u64))),
+                    AbcAt::CircuitOnDevice => r1cs.map(|r| (r, 0)),
+                };
+                (p.resident, r1cs, pinned, f.kept(p.resident, p.abc), p.need)
             }
-            _ => (vram::sec::ALL, r1cs, None, f.srs + f.r1cs, f.resident(dev.lanes_for(f).max(1))),
+            _ => (vram::sec::ALL, r1cs.map(|r| (r, 0)), None, f.srs + f.r1cs, f.resident(dev.lanes_for(f).max(1))),
         };
         let room = dev.budget.saturating_sub(need - mine);
         if let Plan::Streamed(p) = plan {
             log::debug!(
-                "CUDA device {}: {} streamed within its {} MiB VRAM budget: ~{} MiB planned, kept {}{}, tiles of {} bases",
+                "CUDA device {}: {} streamed within its {} MiB VRAM budget: ~{} MiB planned, kept {}; a, b, c {}; tiles of {} bases",
                 dev.index,
                 srs.circuit.name(),
                 dev.budget >> 20,
                 p.need >> 20,
                 vram::sec::names(p.resident),
-                if p.r1cs { " and the recorded circuit" } else { "" },
+                p.abc.name(),
                 p.tile
             );
         }
@@ -544,11 +553,12 @@ impl Pool {
         self.devices.iter().any(|d| d.usable() && d.lanes_for(f) > 0)
     }
 
-    /// Whether the usable devices that prove circuits of footprint `f` keep its recorded
-    /// circuit (and evaluate a, b, c from it): false when one streams without it.
+    /// Whether the usable devices that prove circuits of footprint `f` evaluate a, b, c from its
+    /// recorded circuit (kept on the device or streamed in tiles): false when one takes them
+    /// from CPU threads.
     pub fn keeps_r1cs(&self, f: &Footprint) -> bool {
         let mut plans = self.devices.iter().filter(|d| d.usable()).map(|d| d.plan_for(f)).filter(|p| p.lanes() > 0).peekable();
-        plans.peek().is_some() && plans.all(|p| !matches!(p, Plan::Streamed(s) if !s.r1cs))
+        plans.peek().is_some() && plans.all(|p| !matches!(p, Plan::Streamed(s) if s.abc == AbcAt::Cpu))
     }
 
     /// Lanes proofs can run on at once, over the usable devices.
@@ -632,7 +642,7 @@ impl Pool {
                     failures: h.failures,
                     lanes: d.lanes_usable(),
                     budget_bytes: Some(d.budget),
-                    pinned_host_bytes: Some(pinned_host_bytes()),
+                    pinned_host_bytes: Some(ffi::pinned_host_bytes()),
                     busy: h.busy.busy(),
                 }
             })

@@ -220,7 +220,6 @@ impl CudaBackend {
             flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H }
                 | if self.msm_h_sppark() { ffi::MSM_H_SPPARK } else { 0 }
                 | if self.msm_h_xyzz() { ffi::MSM_H_XYZZ } else { 0 }
-                | if self.spmv_warp() { ffi::SPMV_WARP } else { 0 }
                 | if self.ntt_sppark() { ffi::NTT_SPPARK } else { 0 }
                 | self.ones_flags(),
             z_inv: z_inv(n)?,
