@@ -129,11 +129,11 @@ mod cuda {
             .flag("-Wno-subobject-linkage")
             .warnings(false);
         for arch in archs() {
-            b.flag("-gencode").flag(&format!("arch=compute_{arch},code=sm_{arch}"));
+            b.flag("-gencode").flag(format!("arch=compute_{arch},code=sm_{arch}"));
         }
         // PTX of the newest architecture, so GPUs newer than every SASS above still run (JIT).
         let ptx = archs().into_iter().max().expect("at least one architecture");
-        b.flag("-gencode").flag(&format!("arch=compute_{ptx},code=compute_{ptx}"));
+        b.flag("-gencode").flag(format!("arch=compute_{ptx},code=compute_{ptx}"));
         // What the metrics' cuzk_build_info reports as cuda_archs.
         let built: Vec<String> = archs().iter().map(|a| format!("sm_{a}")).chain([format!("compute_{ptx}")]).collect();
         println!("cargo:rustc-env=CUZK_CUDA_ARCHS_BUILT={}", built.join(","));
