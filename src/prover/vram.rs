@@ -77,7 +77,7 @@ const MIN_TILES: u64 = 8;
 const STREAM_SLACK: u64 = 16 * MIB;
 
 /// Most rows per tile of a recorded circuit streamed from host memory (~80 MB of PoRep's terms).
-pub const R1CS_TILE_ROWS: u64 = 1 << 22;
+const R1CS_TILE_ROWS: u64 = 1 << 22;
 
 /// Rows per tile of a streamed recorded circuit of `rows` rows: a power of two, at most
 /// `R1CS_TILE_ROWS`, at least 1024, else an eighth of the rows (every size runs the tiled path).
