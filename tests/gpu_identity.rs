@@ -116,12 +116,18 @@ fn sizes_2_10_to_2_20_byte_identical() {
     gpu.set_ones_sums(CudaOnesSums::BySize);
 }
 
-#[test]
-fn real_2kib_partition_byte_identical() {
-    let Some(gpu) = gpu() else { return };
+/// The 2 KiB sector fixture's SRS and its parsed C1.
+fn fixture_2kib() -> (Srs, cuzk::synth::SealJobInputs) {
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
     let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    (srs, inputs)
+}
+
+#[test]
+fn real_2kib_partition_byte_identical() {
+    let Some(gpu) = gpu() else { return };
+    let (srs, inputs) = fixture_2kib();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     check(&gpu, "2 KiB partition 0", &srs, asg, true, 7);
 }
@@ -258,9 +264,7 @@ fn vram_budgets_decide_lanes_streaming_or_the_cpu() {
         return;
     }
     use cuzk::prover::vram::{plan, AbcAt, CircuitSizes, Footprint, Plan, MIB};
-    let f = common::fixture();
-    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let (srs, inputs) = fixture_2kib();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(8u64));
     let want = bytes(&CpuBackend::default().prove(&srs, clone_assignment(&asg), r, s).unwrap().proof);
@@ -325,9 +329,7 @@ fn streamed_mode_byte_identical() {
             assert!(!gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().cpu_fallback, "{name}: proved on the CPU");
         }
     }
-    let f = common::fixture();
-    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let (srs, inputs) = fixture_2kib();
     for (budget, p) in streamed_budgets(&srs) {
         let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
         let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
@@ -347,10 +349,8 @@ fn recorded_circuit_resident_kept_or_tiled_byte_identical() {
         return;
     }
     use cuzk::prover::vram::{plan, AbcAt, Footprint, Plan};
-    let f = common::fixture();
-    let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
+    let (srs, inputs) = fixture_2kib();
     let r1cs = std::sync::Arc::new(cuzk::synth::R1cs::record(common::PROOF, srs.size_hint(), &|| false).unwrap());
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
     let fp = Footprint::of_srs(&srs, Some(&r1cs));
     let pvk = prepare_verifying_key(&srs.params.vk);
     let (r, s) = (Scalar::from(9u64), Scalar::from(10u64));

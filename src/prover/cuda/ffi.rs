@@ -464,7 +464,7 @@ pub fn pinned_host_bytes() -> u64 {
 }
 
 /// cudaErrorHostMemoryAlreadyRegistered (the status codes carry −cudaError_t).
-pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 712;
+const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 712;
 
 /// Host memory page-locked for every device (DMA reads it directly) for as long as this lives.
 /// The owner keeps the memory alive longer than the registration (it holds what owns it).
@@ -489,6 +489,21 @@ impl HostPinned {
         check(unsafe { cuzk_cuda_host_register(v.as_ptr().cast(), bytes) })?;
         PINNED_BYTES.fetch_add(bytes, Ordering::Relaxed);
         Ok(HostPinned { ptr: v.as_ptr().cast(), bytes })
+    }
+
+    /// `new`, or None where `v` stays pageable — streaming from it is correct, only slower (the
+    /// driver stages each copy): quietly when it shares a page with memory already locked (small
+    /// arrays are neighbours on the heap), with a warning naming `what` when the host refuses to
+    /// lock more (RLIMIT_MEMLOCK).
+    pub fn lock_or_pageable<T>(v: &[T], what: &dyn std::fmt::Display) -> Option<HostPinned> {
+        match HostPinned::new(v) {
+            Ok(pin) => Some(pin),
+            Err(e) if e.code == -CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => None,
+            Err(e) => {
+                log::warn!("{what} stays pageable (streamed more slowly): page-locking it failed: {e}");
+                None
+            }
+        }
     }
 
     pub fn bytes(&self) -> u64 {
@@ -615,22 +630,14 @@ impl Workspace {
             )
         })?;
         let host = (tile_rows != 0).then(|| {
-            // Pageable matrices are streamed correctly, only slower (the driver stages each copy).
             let pins = [0, 1, 2]
                 .into_iter()
                 .flat_map(|q| {
                     let (end, terms) = r.matrix(q);
-                    [HostPinned::new(end), HostPinned::new(terms)]
+                    let what = format!("recorded {:?} circuit's matrix {q}", r.proof);
+                    [HostPinned::lock_or_pageable(end, &what), HostPinned::lock_or_pageable(terms, &what)]
                 })
-                .filter_map(|p| match p {
-                    Ok(p) => Some(p),
-                    // A small matrix sharing a page with one already locked is locked already.
-                    Err(e) if e.code == -CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => None,
-                    Err(e) => {
-                        log::warn!("a recorded circuit's matrix stays pageable (streamed more slowly): page-locking it failed: {e}");
-                        None
-                    }
-                })
+                .flatten()
                 .collect();
             StreamedR1cs { pins, _r1cs: r.clone() }
         });

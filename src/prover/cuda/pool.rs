@@ -74,28 +74,12 @@ impl PinnedSrs {
                 continue;
             }
             let t = Instant::now();
-            let pin = if i < 4 { ffi::HostPinned::new(&entry.g1[i][..]) } else { ffi::HostPinned::new(&entry.g2[..]) };
-            match pin {
-                Ok(pin) => {
-                    log::info!(
-                        "SRS {}: {} MiB of section {i} page-locked in host memory in {:.2} s (streamed to the GPU)",
-                        srs.path.display(),
-                        pin.bytes() >> 20,
-                        t.elapsed().as_secs_f64()
-                    );
-                    pins[i] = Some(Some(pin));
-                }
-                // Streaming from pageable memory is correct, only slower (the driver stages each
-                // copy): a section sharing a page with one already locked (small sections are
-                // neighbours on the heap) or a host that refuses to lock more (RLIMIT_MEMLOCK).
-                Err(e) => {
-                    let shared_page = e.code == -ffi::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-                    if !shared_page {
-                        log::warn!("SRS {}: section {i} stays pageable (streamed more slowly): page-locking it failed: {e}", srs.path.display());
-                    }
-                    pins[i] = Some(None);
-                }
+            let what = format!("SRS {} section {i}", srs.path.display());
+            let pin = if i < 4 { ffi::HostPinned::lock_or_pageable(&entry.g1[i][..], &what) } else { ffi::HostPinned::lock_or_pageable(&entry.g2[..], &what) };
+            if let Some(pin) = &pin {
+                log::info!("{what}: {} MiB page-locked in host memory in {:.2} s (streamed to the GPU)", pin.bytes() >> 20, t.elapsed().as_secs_f64());
             }
+            pins[i] = Some(pin);
         }
         drop(pins);
         Ok(entry)
