@@ -117,6 +117,10 @@ typedef struct {
     const void* input;
     const void* aux;
     uint64_t tile_points;     /* STREAMED: bases per streamed tile (a multiple of 1024, > 0) */
+    /* STREAMED with r1cs, optional: 2 * 2^lg_domain scalars of host memory (page-locked for
+     * speed) in which stage H parks C and A's coset values, so that it holds one domain slot
+     * beside the witness instead of two (cuda/stage_h.cuh, stage_h_lean). */
+    void* spill;
 } cuzk_cuda_prove_in;
 
 enum {
@@ -272,7 +276,7 @@ static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
 static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 288, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 296, "cuzk_cuda_prove_in size");
 static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
 #endif

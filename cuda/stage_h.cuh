@@ -1,6 +1,8 @@
 // Stage H of a partition proof: a, b, c uploaded (or evaluated on the device from a recorded
 // circuit and its witness: the circuit on the device, or streamed from host memory in tiles of
-// rows), then H = (A·B − C)/Z through sppark's NTTs, left on the device for ΣH.
+// rows), then H = (A·B − C)/Z through sppark's NTTs, left on the device for ΣH. A streamed proof
+// whose budget cannot hold the witness beside two domain slots parks C and A's coset values in
+// host memory (`spill`) and holds one slot while the witness is on the device.
 #ifndef CUZK_CUDA_STAGE_H_CUH
 #define CUZK_CUDA_STAGE_H_CUH
 
@@ -58,6 +60,78 @@ inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t 
     stage_ntt::bit_reverse(s, a, lg);
 }
 
+// Device → host memory on the copy stream once `s` has written `from`; `s` waits for the copy
+// (its next kernel overwrites `from`).
+inline void park(cuzk_cuda_workspace& ws, stream_t& s, void* to_host, const fr_t* from, size_t n)
+{
+    ws.park_from.record(s);
+    CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
+    CUDA_OK(cudaMemcpyAsync(to_host, from, n * sizeof(fr_t), cudaMemcpyDeviceToHost, ws.copy));
+    ws.park_done.record(ws.copy);
+    CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
+}
+
+// Host → device on the copy stream once `s` is past what it queued so far (the last reader of
+// `to`); `s` waits for the copy.
+inline void unpark(cuzk_cuda_workspace& ws, stream_t& s, fr_t* to, const void* from_host, size_t n)
+{
+    ws.park_from.record(s);
+    CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
+    CUDA_OK(cudaMemcpyAsync(to, from_host, n * sizeof(fr_t), cudaMemcpyHostToDevice, ws.copy));
+    ws.park_done.record(ws.copy);
+    CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
+}
+
+// The lean order of a streamed stage H (the witness on the device, the circuit in tiles): with
+// the witness beside ONE domain slot, C is evaluated and parked in host memory (in.spill's upper
+// half), then A, taken to the coset and parked (lower half), then B, which stays. The witness
+// and the circuit's tiles go back to the driver, the second slot takes their memory, A returns
+// to it while B goes to the coset; the product, then C returns to the second slot (under the
+// product's iNTT). Device memory: max(witness + slot + tiles, two slots), against witness + two
+// slots in the plain streamed order; the price is 4 domain vectors over PCIe (two each way).
+// On return `ws.abc` holds the A·B product's coefficients and `slot1` C's evaluations.
+template<class Spmv>
+void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& spmv_into,
+                  std::unique_ptr<pool_buffer<fr_t>>& wit, std::unique_ptr<pool_buffer<uint32_t>>& tile_end,
+                  std::unique_ptr<pool_buffer<uint64_t>>& tile_terms, std::unique_ptr<pool_buffer<fr_t>>& slot1, bool even)
+{
+    stream_t& s = ws.stream;
+    const uint32_t lg = in.lg_domain;
+    const size_t n = (size_t)1 << lg;
+    fr_t* slot0 = ws.abc.get();
+    char* host = static_cast<char*>(in.spill);
+    void* host_a = host;
+    void* host_c = host + n * sizeof(fr_t);
+    spmv_into(2, slot0);
+    park(ws, s, host_c, slot0, n);
+    spmv_into(0, slot0);
+    if (lg > 0)
+        to_coset(s, slot0, lg, even);
+    park(ws, s, host_a, slot0, n);
+    spmv_into(1, slot0);
+    // The witness and the tiles back to the driver before the second slot is taken (a pool
+    // block of the witness's size cannot hold a slot: trimmed, its memory serves the slot).
+    wit.reset();
+    tile_end.reset();
+    tile_terms.reset();
+    release_pool(ws.gpu, s);
+    slot1.reset(new pool_buffer<fr_t>(n, s));
+    fr_t* a = slot1->get();
+    unpark(ws, s, a, host_a, n);  // under nothing yet: B's coset NTT is queued behind it
+    if (lg > 0) {
+        to_coset(s, slot0, lg, even);
+        cuzk_h_product<<<grid_for(s.sm_count(), n), 256, 0, s>>>(slot0, a, n);
+        CUDA_OK(cudaGetLastError());
+        // C's return overlaps the product's iNTT; `s` waits for it after queueing the iNTT.
+        ws.park_from.record(s);
+        CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
+        CUDA_OK(cudaMemcpyAsync(a, host_c, n * sizeof(fr_t), cudaMemcpyHostToDevice, ws.copy));
+        ws.park_done.record(ws.copy);
+        stage_ntt::run(s, slot0, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset, even);
+        CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
+    }  // (a domain of one point has no H coefficient)
+}
+
 // Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); A's and B's coset
 // work starts on the compute stream as soon as each has arrived, C's iNTT after its upload. ΣH
 // runs in the sparse stage, which may fold more scalars into it.
@@ -86,6 +160,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         if (rec->streamed() && (in.flags & CUZK_CUDA_STREAMED) == 0)
             throw invalid("a recorded circuit kept in host memory serves streamed proofs only");
     }
+    if (in.spill != nullptr && (rec == nullptr || (in.flags & CUZK_CUDA_STREAMED) == 0))
+        throw invalid("spill serves streamed proofs from a recorded circuit only");
 
     gpu.select();
     ws.h_domain = 0;
@@ -95,6 +171,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     timing_event* ev = ws.ev;
     const bool even = (in.flags & CUZK_CUDA_NTT_SPPARK) == 0;
     const bool streamed = (in.flags & CUZK_CUDA_STREAMED) != 0;
+    // One domain slot while the witness is on the device; the second once it has gone.
+    const bool lean = in.spill != nullptr;
     if (streamed) {
         // Only H's slot stays between the stages: what a resident-mode proof left on this
         // workspace goes back to the driver first.
@@ -111,7 +189,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     std::unique_ptr<pool_buffer<uint32_t>> tile_end;
     std::unique_ptr<pool_buffer<uint64_t>> tile_terms;
     if (streamed) {
-        slot1.reset(new pool_buffer<fr_t>(n, s));
+        if (!lean)
+            slot1.reset(new pool_buffer<fr_t>(n, s));
         if (rec != nullptr)
             wit.reset(new pool_buffer<fr_t>(rec->inputs + rec->aux, s));
         if (rec != nullptr && rec->streamed()) {
@@ -120,8 +199,8 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         }
         s.sync();  // the copy stream writes them
     }
-    fr_t* dev_abc[3] = {ws.abc.get(), streamed ? slot1->get() : ws.abc.get() + n,
-                        streamed ? slot1->get() : ws.abc.get() + 2 * n};
+    fr_t* dev_abc[3] = {ws.abc.get(), lean ? nullptr : streamed ? slot1->get() : ws.abc.get() + n,
+                        lean ? nullptr : streamed ? slot1->get() : ws.abc.get() + 2 * n};
     const void* host_abc[3] = {in.a, in.b, in.c};
 
     // ev: 0 start (copy), 1..3 vector uploaded (copy), 4 H ready, 5 H downloaded; with a
@@ -154,9 +233,9 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
             CUDA_OK(cudaGetLastError());
         };
         size_t tiles = 0;
-        auto spmv_into = [&](int i) {
+        auto spmv_into = [&](int i, fr_t* into) {
             if (!rec->streamed()) {
-                spmv(dev_abc[i], rec->end[i].get(), rec->terms[i].get(), 0, rec->nterms[i], m);
+                spmv(into, rec->end[i].get(), rec->terms[i].get(), 0, rec->nterms[i], m);
             } else {
                 const size_t tr = rec->tile_rows, tt = rec->tile_terms;
                 for (size_t r0 = 0; r0 < m; r0 += tr, tiles++) {
@@ -171,23 +250,29 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
                                                 cudaMemcpyHostToDevice, ws.copy));
                     ws.tile_ready[j].record(ws.copy);
                     CUDA_OK(cudaStreamWaitEvent(s, ws.tile_ready[j]));
-                    spmv(dev_abc[i] + r0, end, terms, t0, t1, len);
+                    spmv(into + r0, end, terms, t0, t1, len);
                     ws.tile_free[j].record(s);
                 }
             }
             if (m < n)
-                CUDA_OK(cudaMemsetAsync(dev_abc[i] + m, 0, (n - m) * sizeof(fr_t), s));
+                CUDA_OK(cudaMemsetAsync(into + m, 0, (n - m) * sizeof(fr_t), s));
         };
-        // Two slots: C is evaluated into B's once the A·B product has consumed it.
-        for (int i = 0; i < (streamed ? 2 : 3); i++)
-            spmv_into(i);
-        if (in.lg_domain > 0) {
-            to_coset(s, dev_abc[0], in.lg_domain, even);
-            to_coset(s, dev_abc[1], in.lg_domain, even);
-            product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
+        if (lean) {
+            stage_h_lean(ws, in, spmv_into, wit, tile_end, tile_terms, slot1, even);
+            dev_abc[0] = ws.abc.get();
+            dev_abc[2] = slot1->get();
+        } else {
+            // Two slots: C is evaluated into B's once the A·B product has consumed it.
+            for (int i = 0; i < (streamed ? 2 : 3); i++)
+                spmv_into(i, dev_abc[i]);
+            if (in.lg_domain > 0) {
+                to_coset(s, dev_abc[0], in.lg_domain, even);
+                to_coset(s, dev_abc[1], in.lg_domain, even);
+                product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
+            }
+            if (streamed)
+                spmv_into(2, dev_abc[2]);
         }
-        if (streamed)
-            spmv_into(2);
         ev[7].record(s);
         CUDA_OK(cudaMemcpyAsync(&bad, ws.bad.get(), sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
     }

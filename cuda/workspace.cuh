@@ -91,6 +91,9 @@ struct cuzk_cuda_workspace {
     // Streamed SRS tiles (stream.cuh): tile k's bases have arrived in slot k & 1 (copy stream) /
     // its slot has been read (main stream).
     event_t tile_ready[2], tile_free[2];
+    // A lean stage H's vectors parked in host memory (stage_h.cuh): the main stream is past the
+    // writer (copy stream waits) / the copy is done (main stream waits).
+    event_t park_from, park_done;
     static const int NEVENTS = 32;
     timing_event ev[NEVENTS];
 

@@ -181,9 +181,9 @@ impl Footprint {
         (0..5).filter(|i| resident & (1 << i) != 0).map(|i| bytes[i]).sum::<u64>() + if abc == AbcAt::CircuitOnDevice { self.r1cs } else { 0 }
     }
 
-    /// Bytes a streamed-mode proof moves from host to device: the sections not in `resident`
-    /// (each crosses once per proof), a, b, c (or the witness, and the recorded circuit's
-    /// matrices when they are streamed too), and the sparse queries. The resident mode moves
+    /// Bytes a streamed-mode proof moves over PCIe: the sections not in `resident` (each crosses
+    /// once per proof), a, b, c (or the witness, and the recorded circuit's matrices when they
+    /// are streamed too; parked, C and A there and back), and the sparse queries. The resident mode moves
     /// only the witness and the queries.
     pub fn streamed_pcie_bytes(&self, resident: u32, abc: AbcAt) -> u64 {
         let [ic, h, l, a, b, b2] = self.sizes.sections;
@@ -191,6 +191,7 @@ impl Footprint {
         let streamed: u64 = (0..5).filter(|i| resident & (1 << i) == 0).map(|i| bytes[i]).sum();
         let stage_h = match abc.effective(self) {
             AbcAt::Cpu => 3 * (h + 1) * FR,
+            AbcAt::CircuitTilesParked => (ic + l) * FR + self.r1cs + 4 * self.sizes.domain() * FR,
             AbcAt::CircuitTiles => (ic + l) * FR + self.r1cs,
             AbcAt::CircuitOnDevice => (ic + l) * FR,
         };
@@ -215,13 +216,15 @@ impl Footprint {
         let counts = [h, l, a, b, b2];
         let abc = abc.effective(self);
         // Stage H: two domain slots, the witness while a, b, c are evaluated from it, and two
-        // tiles of the circuit's rows when it is streamed.
-        let stage_h = 2 * n * FR
-            + match abc {
-                AbcAt::Cpu => 0,
-                AbcAt::CircuitTiles => (ic + l) * FR + 2 * c.r1cs_tile_bytes,
-                AbcAt::CircuitOnDevice => (ic + l) * FR,
-            };
+        // tiles of the circuit's rows when it is streamed; parked, one slot beside the witness
+        // and the tiles, two once they have gone.
+        let witness = (ic + l) * FR;
+        let stage_h = match abc {
+            AbcAt::Cpu => 2 * n * FR,
+            AbcAt::CircuitTilesParked => (n * FR + witness + 2 * c.r1cs_tile_bytes).max(2 * n * FR),
+            AbcAt::CircuitTiles => 2 * n * FR + witness + 2 * c.r1cs_tile_bytes,
+            AbcAt::CircuitOnDevice => 2 * n * FR + witness,
+        };
         // The sparse stage: H's slot, then either two tiles of a streamed section's bases or
         // ΣH's batches (one after the other), and the significant scalars' Pippengers.
         let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
@@ -265,6 +268,10 @@ pub fn sppark_msm_bytes(n: u64, host_points: bool) -> u64 {
 pub enum AbcAt {
     /// On CPU threads (the engine's synthesis threads) and uploaded: three domain vectors.
     Cpu,
+    /// As `CircuitTiles`, with C and A's coset values parked in host memory while the witness
+    /// is on the device (one domain slot beside it instead of two: ~4.3 GB less at 32 GiB),
+    /// for four more domain vectors over PCIe (cuda/stage_h.cuh, `stage_h_lean`).
+    CircuitTilesParked,
     /// On the device from the recorded circuit streamed from page-locked host memory in tiles
     /// of rows (the matrices cross PCIe once per proof, beside the witness).
     CircuitTiles,
@@ -281,6 +288,7 @@ impl AbcAt {
     pub fn name(self) -> &'static str {
         match self {
             AbcAt::Cpu => "on CPU threads",
+            AbcAt::CircuitTilesParked => "from the recorded circuit streamed in tiles, C and A parked in host memory",
             AbcAt::CircuitTiles => "from the recorded circuit streamed in tiles",
             AbcAt::CircuitOnDevice => "from the recorded circuit on the device",
         }
@@ -334,7 +342,8 @@ impl Plan {
 const KEEP_ORDER: [u32; 5] = [sec::L, sec::A, sec::B_G1, sec::B_G2, sec::H];
 
 /// The resident mode with the most lanes (up to `max_lanes`) that fits `budget` bytes; else the
-/// streamed mode: a, b, c where the budget allows it (on the device, in tiles, else on the CPU),
+/// streamed mode: a, b, c where the budget allows it (on the device, in tiles, in tiles with two
+/// vectors parked in host memory, else on the CPU),
 /// then the SRS sections that fit, in `KEEP_ORDER`; else TooSmall.
 pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
     if let Some((lanes, need)) = (1..=max_lanes.max(1)).rev().map(|lanes| (lanes, f.resident(lanes))).find(|&(_, need)| need <= budget) {
@@ -344,7 +353,7 @@ pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
     if need > budget {
         return Plan::TooSmall { need, budget };
     }
-    let abc = [AbcAt::CircuitOnDevice, AbcAt::CircuitTiles, AbcAt::Cpu]
+    let abc = [AbcAt::CircuitOnDevice, AbcAt::CircuitTiles, AbcAt::CircuitTilesParked, AbcAt::Cpu]
         .into_iter()
         .map(|abc| abc.effective(f))
         .find(|&abc| f.streamed(0, abc) <= budget)
@@ -417,14 +426,15 @@ mod tests {
             }
         }
         // What each card class keeps (README's sizing table): a, b, c leave the CPU first —
-        // 12 GiB evaluates them on CPU threads, 16 GiB from the circuit streamed in tiles,
+        // 12 GiB evaluates them from the circuit streamed in tiles with C and A parked in host
+        // memory (the witness and two slots do not fit), 16 GiB from the circuit in tiles,
         // 24 GiB from the circuit on the device; 32 GiB adds both B sections; 80 GB everything
         // but ΣH's big-MSM scratch.
         let keeps = |card: u64| match plan(&f, card * GIB, 2) {
             Plan::Streamed(p) => (p.resident, p.abc),
             p => panic!("{card} GiB: {p:?}"),
         };
-        assert_eq!(keeps(12), (0, AbcAt::Cpu));
+        assert_eq!(keeps(12), (0, AbcAt::CircuitTilesParked));
         assert_eq!(keeps(16), (0, AbcAt::CircuitTiles));
         assert_eq!(keeps(24), (0, AbcAt::CircuitOnDevice));
         assert_eq!(keeps(32), (sec::B_G1 | sec::B_G2, AbcAt::CircuitOnDevice));
@@ -437,8 +447,11 @@ mod tests {
             Plan::Streamed(p) => f.streamed_pcie_bytes(p.resident, p.abc),
             p => panic!("{card} GiB: {p:?}"),
         };
-        assert!((59.0..62.0).contains(&gb(pcie(12))), "{}", gb(pcie(12)));
-        assert!((gb(pcie(12)) - gb(pcie(16)) - 1.33).abs() < 0.05, "{} {}", gb(pcie(12)), gb(pcie(16)));
+        let cpu = f.streamed_pcie_bytes(0, AbcAt::Cpu);
+        assert!((59.0..62.0).contains(&gb(cpu)), "{}", gb(cpu));
+        assert!((gb(cpu) - gb(pcie(16)) - 1.33).abs() < 0.05, "{} {}", gb(cpu), gb(pcie(16)));
+        // Parked: C and A there and back, 4 × 4.3 GB more than the plain tiles.
+        assert!((gb(pcie(12)) - gb(pcie(16)) - 17.18).abs() < 0.01, "{} {}", gb(pcie(12)), gb(pcie(16)));
         assert!((gb(pcie(16)) - gb(pcie(24)) - 7.38).abs() < 0.01, "{} {}", gb(pcie(16)), gb(pcie(24)));
         assert!(gb(pcie(80)) < 5.0, "{}", gb(pcie(80)));
         for card in [12, 16, 24, 32, 48, 80] {

@@ -211,6 +211,7 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let mut deferred = deferred;
         gpu.prepare_now(&mut deferred)?;
         let again = synthetic::clone_assignment(&deferred);
+        let parked_input = synthetic::clone_assignment(&deferred);
         let g = gpu.prove(srs, deferred, r, s)?;
         let same = bytes(&cpu.proof) == bytes(&g.proof);
         let verified = verify_proof(&srs.pvk, &g.proof, &public).unwrap_or(false);
@@ -222,17 +223,24 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let tiled = matches!(plan(&fp, budget, 1), Plan::Streamed(p) if p.abc == AbcAt::CircuitTiles);
         let other = CudaBackend::with_budget(Some(&[0]), 1, Some(budget))?.prove(srs, again, r, s)?;
         let same_other = tiled && bytes(&cpu.proof) == bytes(&other.proof);
+        // And with C and A parked in host memory (the lean stage H of 32 GiB on a 12 GiB card).
+        let parking = CudaBackend::with_budget(Some(&[0]), 1, Some(budget))?;
+        parking.set_park_always(true);
+        let parked = parking.prove(srs, parked_input, r, s)?;
+        let same_parked = bytes(&cpu.proof) == bytes(&parked.proof);
         let spmv = |p: &cuzk::prover::PartitionProof| phase_ms(&p.phases, "gpu_spmv");
         let note = format!(
             "recorded in {record_s:.2}s ({:?}), witness {witness_s:.2}s, gpu_spmv {:.2} ms; streamed in tiles \
-             ({} MiB budget, planned {tiled}): identical {same_other}, stage H {:.2} ms; gpu phases: {}",
+             ({} MiB budget, planned {tiled}): identical {same_other}, stage H {:.2} ms; parked: identical {same_parked}, \
+             stage H {:.2} ms; gpu phases: {}",
             r1cs.stats(),
             spmv(&g),
             budget >> 20,
             phase_ms(&other.phases, "gpu_stage_h"),
+            phase_ms(&parked.phases, "gpu_stage_h"),
             phases_ms(&g.phases)
         );
-        Ok((same && same_other, verified, note))
+        Ok((same && same_other && same_parked, verified, note))
     })();
     match res {
         Ok((same, verified, note)) => {

@@ -96,6 +96,9 @@ pub struct ProveIn {
     pub aux: *const c_void,
     /// STREAMED: bases per streamed tile (a positive multiple of 1024).
     pub tile_points: u64,
+    /// STREAMED with `r1cs`, optional: two domain vectors of host memory stage H parks C and
+    /// A's coset values in ([`Workspace::spill`]).
+    pub spill: *mut c_void,
 }
 
 #[repr(C)]
@@ -141,7 +144,7 @@ const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 288);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 296);
 const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
@@ -545,8 +548,19 @@ pub fn inject_fault(kind: i32, site: i32) -> Result<()> {
     check(unsafe { cuzk_cuda_inject_fault(kind, site) }).map_err(to_err("fault injection"))
 }
 
-/// Owner of a per-device workspace (stream, events, scratch buffers).
-pub struct Workspace(*mut RawWorkspace);
+/// Owner of a per-device workspace (stream, events, scratch buffers), and of the host memory its
+/// lean stage H parks vectors in.
+pub struct Workspace {
+    raw: *mut RawWorkspace,
+    spill: Option<Spill>,
+}
+
+/// Host memory for parked domain vectors: page-locked where the host allows it (the lock is
+/// dropped before the memory: fields drop in order).
+struct Spill {
+    _pin: Option<HostPinned>,
+    buf: Vec<blstrs::Scalar>,
+}
 
 // SAFETY: a workspace is only used by the proof holding its lane's mutex; the C++ object has
 // no thread affinity (each call selects its device).
@@ -557,12 +571,25 @@ impl Workspace {
         let mut p = ptr::null_mut();
         // SAFETY: out-param valid for the call.
         check(unsafe { cuzk_cuda_workspace_new(dev, &mut p) }).map_err(to_err("workspace"))?;
-        Ok(Workspace(p))
+        Ok(Workspace { raw: p, spill: None })
     }
 
     pub fn bytes(&self) -> u64 {
         // SAFETY: live handle.
-        unsafe { cuzk_cuda_workspace_bytes(self.0) }
+        unsafe { cuzk_cuda_workspace_bytes(self.raw) }
+    }
+
+    /// Host memory for `ProveIn::spill` of a domain of `n` scalars (2n scalars), allocated and
+    /// page-locked on first use, kept for the proofs that follow (a larger domain replaces it).
+    pub fn spill(&mut self, n: usize) -> *mut c_void {
+        if self.spill.as_ref().is_none_or(|s| s.buf.len() < 2 * n) {
+            self.spill = None; // unlocked and freed before the larger one is taken
+            let buf = vec![blstrs::Scalar::from(0u64); 2 * n];
+            let what = format!("stage H's parking space ({} MiB)", std::mem::size_of_val(&buf[..]) >> 20);
+            let pin = HostPinned::lock_or_pageable(&buf, &what);
+            self.spill = Some(Spill { _pin: pin, buf });
+        }
+        self.spill.as_mut().expect("set above").buf.as_mut_ptr().cast()
     }
 
     /// Upload the SRS sections in `resident` (`vram::sec` bits); returns the handle and the CUDA-event
@@ -582,7 +609,7 @@ impl Workspace {
         // SAFETY: the slices outlive the synchronous call; G1Affine is blst_p1_affine.
         check(unsafe {
             cuzk_cuda_srs_new(
-                self.0,
+                self.raw,
                 h.as_ptr().cast(),
                 h.len() as u64,
                 l.as_ptr().cast(),
@@ -617,7 +644,7 @@ impl Workspace {
         // caller); Scalar is blst_fr.
         check(unsafe {
             cuzk_cuda_r1cs_new(
-                self.0,
+                self.raw,
                 m.as_ptr(),
                 r.constraints() as u64,
                 coeffs.as_ptr().cast(),
@@ -648,14 +675,14 @@ impl Workspace {
     /// must stay valid for the call.
     pub fn prove(&mut self, srs: &DeviceSrs, inp: &ProveIn, out: &mut ProveOut, stages: u32) -> std::result::Result<(), CudaError> {
         // SAFETY: live handles; `inp` points at memory the caller keeps alive.
-        check(unsafe { cuzk_cuda_prove(self.0, srs.0, inp, out, stages) })
+        check(unsafe { cuzk_cuda_prove(self.raw, srs.0, inp, out, stages) })
     }
 }
 
 impl Drop for Workspace {
     fn drop(&mut self) {
         // SAFETY: owned handle, freed once.
-        unsafe { cuzk_cuda_workspace_free(self.0) };
+        unsafe { cuzk_cuda_workspace_free(self.raw) };
     }
 }
 

@@ -99,6 +99,10 @@ pub struct CudaBackend {
     queries_before_gate: AtomicBool,
     /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
     sparse_beside_h: AtomicBool,
+    /// Tools and tests: park C and A in host memory in every streamed proof from a circuit in
+    /// tiles ([`CudaBackend::set_park_always`]).
+    #[cfg(feature = "tools")]
+    park_always: AtomicBool,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
     /// Circuits (their params files) logged as too big for every device's VRAM budget.
@@ -164,6 +168,8 @@ impl CudaBackend {
             ones_flags: AtomicU32::new(0),
             queries_before_gate: AtomicBool::new(true),
             sparse_beside_h: AtomicBool::new(sparse_beside_h),
+            #[cfg(feature = "tools")]
+            park_always: AtomicBool::new(false),
             fallback_logged: AtomicBool::new(false),
             too_big_logged: std::sync::Mutex::default(),
         })
@@ -259,6 +265,23 @@ impl CudaBackend {
 
     pub(crate) fn sparse_beside_h(&self) -> bool {
         self.sparse_beside_h.load(Ordering::Relaxed)
+    }
+
+    /// Tools and tests only: every streamed proof whose circuit is streamed in tiles parks C and
+    /// A's coset values in host memory (the lean stage H), also where its budget holds them on
+    /// the device. The plan parks them only where it must — the witness beside two domain slots
+    /// dominates the streamed mode's memory only at production sizes (32 GiB on a 12 GiB
+    /// card) — so this is how the GPU identity tests reach that path with small circuits.
+    #[cfg(feature = "tools")]
+    pub fn set_park_always(&self, park: bool) {
+        self.park_always.store(park, Ordering::Relaxed);
+    }
+
+    pub(crate) fn parks_always(&self) -> bool {
+        #[cfg(feature = "tools")]
+        return self.park_always.load(Ordering::Relaxed);
+        #[cfg(not(feature = "tools"))]
+        false
     }
 
     pub fn device_count(&self) -> usize {

@@ -379,7 +379,7 @@ impl Held<'_> {
                 let pinned = if p.resident == vram::sec::ALL { None } else { Some(PinnedSrs::of(srs, p.resident)?) };
                 let r1cs = match p.abc {
                     AbcAt::Cpu => None,
-                    AbcAt::CircuitTiles => r1cs.map(|r| (r, vram::r1cs_tile_rows(r.constraints() as u64))),
+                    AbcAt::CircuitTiles | AbcAt::CircuitTilesParked => r1cs.map(|r| (r, vram::r1cs_tile_rows(r.constraints() as u64))),
                     AbcAt::CircuitOnDevice => r1cs.map(|r| (r, 0)),
                 };
                 (p.resident, r1cs, pinned, f.kept(p.resident, p.abc), p.need)

@@ -13,7 +13,7 @@ use super::ffi;
 use super::prep::SparseScalars;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
 use super::CudaBackend;
-use crate::prover::vram::{Footprint, Plan};
+use crate::prover::vram::{AbcAt, Footprint, Plan};
 use crate::error::Result;
 use crate::prover::msm::msm_sparse;
 use crate::prover::PhaseTimings;
@@ -232,6 +232,7 @@ impl CudaBackend {
             input: ptr(recorded.map(|r| r.1)),
             aux: ptr(recorded.map(|r| r.2)),
             tile_points: 0,
+            spill: std::ptr::null_mut(),
         };
         // a, b, c computed here when the device streams without the recorded circuit (the engine
         // normally computes them on its synthesis threads then: `evaluates_recorded`).
@@ -254,10 +255,14 @@ impl CudaBackend {
                 (inp.a, inp.b, inp.c) = (ptr(values.map(|v| v.0)), ptr(values.map(|v| v.1)), ptr(values.map(|v| v.2)));
                 (inp.input, inp.aux) = (ptr(recorded.map(|r| r.1)), ptr(recorded.map(|r| r.2)));
                 inp.flags &= !ffi::STREAMED;
+                inp.spill = std::ptr::null_mut();
+                let mut park = false;
                 let streamed = match on.plan {
                     Plan::Streamed(p) => {
                         inp.flags |= ffi::STREAMED;
                         inp.tile_points = p.tile;
+                        let tiles = on.r1cs.as_ref().is_some_and(|r| r.streamed());
+                        park = tiles && (p.abc == AbcAt::CircuitTilesParked || self.parks_always());
                         if let (Some((r, input, aux)), None) = (recorded, &on.r1cs) {
                             let t_abc = Instant::now();
                             let abc = host_abc.get_or_insert_with(|| r.products(input, aux));
@@ -274,6 +279,9 @@ impl CudaBackend {
                 let beside = self.sparse_beside_h() && alone && !streamed;
                 let wall = Instant::now();
                 let ws = held.workspace()?;
+                if park {
+                    inp.spill = ws.spill(n);
+                }
                 let first = self.queries_before_gate();
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
                 Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold && !streamed, first, beside, t).map(|q| (q, wall.elapsed()))
