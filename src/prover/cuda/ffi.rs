@@ -559,7 +559,7 @@ pub struct Workspace {
 /// dropped before the memory: fields drop in order).
 struct Spill {
     _pin: Option<HostPinned>,
-    buf: Vec<blstrs::Scalar>,
+    buf: Vec<std::mem::MaybeUninit<blstrs::Scalar>>,
 }
 
 // SAFETY: a workspace is only used by the proof holding its lane's mutex; the C++ object has
@@ -580,13 +580,22 @@ impl Workspace {
     }
 
     /// Host memory for `ProveIn::spill` of a domain of `n` scalars (2n scalars), allocated and
-    /// page-locked on first use, kept for the proofs that follow (a larger domain replaces it).
+    /// page-locked on first use (8 GiB at 32 GiB: seconds, so the engine's preload takes it,
+    /// not the first proof), kept for the proofs that follow (a larger domain replaces it).
     pub fn spill(&mut self, n: usize) -> *mut c_void {
         if self.spill.as_ref().is_none_or(|s| s.buf.len() < 2 * n) {
             self.spill = None; // unlocked and freed before the larger one is taken
-            let buf = vec![blstrs::Scalar::from(0u64); 2 * n];
-            let what = format!("stage H's parking space ({} MiB)", std::mem::size_of_val(&buf[..]) >> 20);
-            let pin = HostPinned::lock_or_pageable(&buf, &what);
+            let t = std::time::Instant::now();
+            let mut buf = Vec::with_capacity(2 * n);
+            // SAFETY: MaybeUninit needs no initialization; the device writes before it reads.
+            unsafe { buf.set_len(2 * n) };
+            let mib = std::mem::size_of_val(&buf[..]) >> 20;
+            let pin = HostPinned::lock_or_pageable(&buf, &format!("stage H's parking space ({mib} MiB)"));
+            log::info!(
+                "stage H's parking space for C and A: {mib} MiB of host memory{} in {:.2} s",
+                if pin.is_some() { " page-locked" } else { "" },
+                t.elapsed().as_secs_f64()
+            );
             self.spill = Some(Spill { _pin: pin, buf });
         }
         self.spill.as_mut().expect("set above").buf.as_mut_ptr().cast()

@@ -400,6 +400,11 @@ impl Held<'_> {
             );
         }
         let ws = self.workspace()?;
+        if let (Plan::Streamed(p), Some(_)) = (plan, r1cs) {
+            if p.abc == AbcAt::CircuitTilesParked {
+                ws.spill(f.sizes.domain() as usize); // here, so that a preload takes it
+            }
+        }
         dev.resident().get(ws, srs, r1cs, resident, pinned, mine, room, plan, t)
     }
 
