@@ -140,6 +140,10 @@ mod cuda {
         if env::var_os("CARGO_FEATURE_CUDA_FAULT_INJECTION").is_some() {
             b.define("CUZK_CUDA_FAULT_INJECTION", None);
         }
+        // Development tools' kernels (the test SRS's fixed-base multiples): never in a release.
+        if env::var_os("CARGO_FEATURE_TOOLS").is_some() {
+            b.define("CUZK_CUDA_TOOLS", None);
+        }
         if blst_uses_adx() {
             b.define("__ADX__", None);
         }

@@ -158,6 +158,13 @@ typedef struct cuzk_cuda_r1cs cuzk_cuda_r1cs;
 
 /* Sizes of the shared structs, in this order: status, g1, g2, sparse, prove_in, prove_out,
  * matrix. */
+#ifdef CUZK_CUDA_TOOLS
+/* Feature `tools` only (test SRS generation, src/fixtures/test_srs.rs): out[i] = s_i·G1 in
+ * blst_p1_affine form for n scalars (canonical, 32 little-endian bytes each), from `table`, the
+ * 16 × 2^16 blst_p1_affine multiples k·2^(16w)·G1 (entry k = 0 of each window unused). */
+cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out);
+#endif
+
 #define CUZK_CUDA_ABI_NSIZES 7
 void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES]);
 void cuzk_cuda_message_free(char* message);

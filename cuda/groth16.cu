@@ -10,6 +10,9 @@
 #include "msm_bench.cuh"
 #include "cuzk_cuda.h"
 #include "prove.cuh"
+#ifdef CUZK_CUDA_TOOLS
+#include "fixed_base.cuh"
+#endif
 
 namespace {
 
@@ -184,6 +187,19 @@ cuzk_cuda_status cuzk_cuda_inject_fault(int32_t kind, int32_t site)
         if (site != CUZK_CUDA_SITE_STAGE_H && site != CUZK_CUDA_SITE_MSM)
             throw invalid("unknown fault site " + std::to_string(site));
         cuzk::armed_fault.store(kind << 8 | site);
+    });
+}
+#endif
+
+#ifdef CUZK_CUDA_TOOLS
+cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
+{
+    return guard([&] {
+        if (table == nullptr || (n != 0 && (scalars == nullptr || out == nullptr)))
+            throw invalid("table, scalars or out is NULL");
+        check_device(dev);
+        cuzk::fixed_base_g1(select_gpu(dev), static_cast<const affine_t*>(table), static_cast<const uint32_t*>(scalars), n,
+                            static_cast<affine_t*>(out));
     });
 }
 #endif

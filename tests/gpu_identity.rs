@@ -386,6 +386,31 @@ fn recorded_circuit_resident_kept_tiled_or_parked_byte_identical() {
     }
 }
 
+/// The test SRS's G1 multiples on the GPU (what makes a 32 GiB test SRS take seconds, not
+/// minutes) equal the CPU threads' point for point, over the real 2 KiB circuit: every section
+/// and the verifying key.
+#[test]
+fn test_srs_on_the_gpu_equals_the_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    use cuzk::fixtures::{test_srs_on, SrsGenerator};
+    let r1cs = cuzk::synth::R1cs::record(common::PROOF, SizeHint::default(), &|| false).unwrap();
+    let t = std::time::Instant::now();
+    let cpu = test_srs_on(&r1cs, 3, SrsGenerator::Cpu).unwrap();
+    let cpu_s = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let gpu = test_srs_on(&r1cs, 3, SrsGenerator::Gpu).unwrap();
+    let gpu_s = t.elapsed().as_secs_f64();
+    assert_eq!(SrsGenerator::best(), SrsGenerator::Gpu);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    cpu.write(&mut a).unwrap();
+    gpu.write(&mut b).unwrap();
+    assert_eq!(cpu.h.len(), r1cs.constraints().next_power_of_two() - 1);
+    assert!(a == b, "the GPU's test SRS differs from the CPU's");
+    eprintln!("2 KiB test SRS ({} MB): CPU {cpu_s:.2} s, GPU (G1) {gpu_s:.2} s, byte-identical", a.len() / 1_000_000);
+}
+
 /// WinningPoSt, WindowPoSt and SnapDeals in the streamed mode (nothing of their SRS on the
 /// device): every partition byte-identical to the CPU backend's proof for fixed r, s.
 #[test]

@@ -458,6 +458,24 @@ pub fn device_memory(dev: i32) -> std::result::Result<[u64; 4], CudaError> {
     Ok(out)
 }
 
+#[cfg(feature = "tools")]
+extern "C" {
+    fn cuzk_cuda_fixed_base_g1(dev: i32, table: *const c_void, scalars: *const c_void, n: u64, out: *mut c_void) -> Status;
+}
+
+/// Tools only (test SRS generation): `out[i] = scalars[i]·G1` on device `dev`, from `table`
+/// (16 windows × 2^16 multiples k·2^(16w)·G1) and the scalars in canonical little-endian bytes.
+#[cfg(feature = "tools")]
+pub fn fixed_base_g1(dev: i32, table: &[blstrs::G1Affine], scalars: &[[u8; 32]], out: &mut [blstrs::G1Affine]) -> Result<()> {
+    if table.len() != 16 << 16 || scalars.len() != out.len() {
+        return Err(err!(Internal, "fixed-base table of {} points, {} scalars for {} points", table.len(), scalars.len(), out.len()));
+    }
+    // SAFETY: the slices live through the synchronous call, with the lengths checked above;
+    // G1Affine is blst_p1_affine.
+    check(unsafe { cuzk_cuda_fixed_base_g1(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) })
+        .map_err(to_err("fixed-base multiples on the GPU"))
+}
+
 /// Host bytes page-locked for the GPUs to stream from (SRS sections, recorded circuits), over
 /// the process.
 static PINNED_BYTES: AtomicU64 = AtomicU64::new(0);

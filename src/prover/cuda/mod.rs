@@ -489,6 +489,24 @@ impl Backend for CudaBackend {
     }
 }
 
+/// Tools only: the test SRS's fixed-base multiples of G1 on the first CUDA device
+/// (src/fixtures/test_srs.rs). Err where there is no usable device.
+#[cfg(feature = "tools")]
+pub fn fixed_base_g1(table: &[blstrs::G1Affine], scalars: &[Scalar], out: &mut [blstrs::G1Affine]) -> Result<()> {
+    use rayon::prelude::*;
+    let n = ffi::device_count().map_err(ffi::to_err("CUDA devices"))?;
+    if n == 0 {
+        return Err(err!(Unsupported, "no CUDA device"));
+    }
+    // In pieces, so the canonical copies of the scalars stay small (1 GiB).
+    const PIECE: usize = 1 << 25;
+    for (src, dst) in scalars.chunks(PIECE).zip(out.chunks_mut(PIECE)) {
+        let bytes: Vec<[u8; 32]> = src.par_iter().map(|s| s.to_bytes_le()).collect();
+        ffi::fixed_base_g1(0, table, &bytes, dst)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use blstrs::G1Affine;
