@@ -38,8 +38,8 @@
 #           porep-512mib (tests/porep_512mib.rs with the CUDA backend: the real 512 MiB sector's C1
 #           carried in .gpu-carry/fixtures/sectors, its params made here first, ~5 min),
 #           cc-P (the engine at proof P with satisfiable inputs: a generated CC sector and a generated
-#           TEST SRS for its recorded circuit, verification on; ~7 min of SRS generation at 32 GiB on
-#           16 cores before the jobs; CC_VRAM_BUDGET MiB), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
+#           TEST SRS for its recorded circuit, verification on; ~2 min of SRS generation at 32 GiB, G1 on
+#           the GPU, before the jobs; CC_VRAM_BUDGET MiB, a comma-separated list), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
 #
