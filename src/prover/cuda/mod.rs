@@ -26,13 +26,14 @@
 //! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). Each device has
 //! two lanes (`gpu_lanes`), each a workspace (stream, events, pinned staging and scratch
 //! buffers, reused from proof to proof): one partition's stage H runs while another holds the
-//! MSM gate. B_G2 runs on the GPU by default; `CUZK_CUDA_B_G2=cpu` (or
-//! [`CudaBackend::set_b_g2_on_gpu`]) moves it to CPU threads that overlap the GPU work.
-//! A recorded circuit's a, b, c are evaluated by warps walking 32 rows' terms (the row-per-thread
-//! kernel measured 2.5x slower at 32 GiB is gone: BENCHMARKS.md). `CUZK_CUDA_SPARSE=after` (or
-//! [`CudaBackend::set_sparse_beside_h`]`(false)`) keeps a lone proof's sparse work after stage H.
-//! `CUZK_CUDA_NTT=sppark` (or [`CudaBackend::set_ntt_sppark`]) keeps sppark's own uneven NTT passes
-//! at 2^20, 2^23 and 2^26 instead of the even split (cuda/ntt_split.cuh; same values).
+//! MSM gate. B_G2 runs on the GPU ([`CudaBackend::set_b_g2_on_gpu`]`(false)`, for comparisons
+//! only, moves it to CPU threads that overlap the GPU work). A recorded circuit's a, b, c are
+//! evaluated by warps walking 32 rows' terms (the row-per-thread kernel measured 2.5x slower at
+//! 32 GiB is gone: BENCHMARKS.md). A lone proof's sparse work runs beside stage H
+//! ([`CudaBackend::set_sparse_beside_h`]`(false)` keeps it after); stage H's NTTs split their
+//! passes evenly ([`CudaBackend::set_ntt_sppark`] keeps sppark's own uneven passes at 2^20, 2^23
+//! and 2^26; same values). The library reads no environment variable for any of them: the
+//! defaults are the measured winners, the setters serve the benchmarks that compare them.
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -156,18 +157,15 @@ impl CudaBackend {
             return Err(err!(Internal, "Fr multiplicative generator is not 7 (the GPU NTT's coset generator)"));
         }
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes }, budget)?;
-        let b_g2_on_gpu = !matches!(std::env::var("CUZK_CUDA_B_G2").as_deref(), Ok("cpu"));
-        let sparse_beside_h = !matches!(std::env::var("CUZK_CUDA_SPARSE").as_deref(), Ok("after"));
-        let ntt_sppark = matches!(std::env::var("CUZK_CUDA_NTT").as_deref(), Ok("sppark"));
         Ok(CudaBackend {
             pool,
-            b_g2_on_gpu: AtomicBool::new(b_g2_on_gpu),
+            b_g2_on_gpu: AtomicBool::new(true),
             msm_h_sppark: AtomicBool::new(false),
             msm_h_xyzz: AtomicBool::new(false),
-            ntt_sppark: AtomicBool::new(ntt_sppark),
+            ntt_sppark: AtomicBool::new(false),
             ones_flags: AtomicU32::new(0),
             queries_before_gate: AtomicBool::new(true),
-            sparse_beside_h: AtomicBool::new(sparse_beside_h),
+            sparse_beside_h: AtomicBool::new(true),
             #[cfg(feature = "tools")]
             park_always: AtomicBool::new(false),
             fallback_logged: AtomicBool::new(false),
