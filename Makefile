@@ -53,6 +53,7 @@ check-cuda:
 	prefix=$$(mktemp -d) && trap 'rm -rf "$$prefix"' EXIT && \
 	$(MAKE) --no-print-directory install PREFIX="$$prefix" && \
 	scripts/check-fatbin.sh "$$prefix"/lib/libcuzk.so && \
+	scripts/check-exports.sh "$$prefix"/lib/libcuzk.so && \
 	$(CARGO) build --release --features cuda,tools --bins && \
 	scripts/check-fatbin.sh $(CARGO_TARGET_DIR)/release/cuzk-gpu && \
 	$(CARGO) test --release --features cuda --lib prover::cuda && \

@@ -182,6 +182,7 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
  * again in this process. */
 cuzk_cuda_status cuzk_cuda_device_check(int32_t dev);
 
+#ifdef CUZK_CUDA_TOOLS /* feature `tools` only: benchmarks, never in the shipped library */
 // The device's ceiling (cuda/ceiling.cuh): rates[0] = 32-bit integer multiply-adds per second,
 // rates[1] / rates[2] = BLS12-381 Fp / Fr Montgomery multiplications per second, rates[3] = bytes
 // moved (read + written) per second by a device-to-device copy, rates[4..6] = seconds per
@@ -209,6 +210,7 @@ cuzk_cuda_status cuzk_cuda_msm_bench(int32_t dev, const void* points, uint64_t n
  * ms[0] / ms[1] sppark's / our best of two. */
 cuzk_cuda_status cuzk_cuda_ones_bench(int32_t dev, const void* points, uint64_t npoints, uint64_t n, uint64_t max_chunk,
                                       uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float ms[2]);
+#endif
 /* Per-device scratch (stream, events, reusable buffers). One prove at a time per workspace. */
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out);
 void cuzk_cuda_workspace_free(cuzk_cuda_workspace* ws);

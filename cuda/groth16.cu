@@ -6,12 +6,14 @@
 #include <new>
 #include <string>
 
-#include "ceiling.cuh"
-#include "msm_bench.cuh"
 #include "cuzk_cuda.h"
 #include "prove.cuh"
+// Development tools (feature `tools`: the device ceiling, the MSM and ones benchmarks, the test
+// SRS's fixed-base multiples): never compiled into the shipped library.
 #ifdef CUZK_CUDA_TOOLS
+#include "ceiling.cuh"
 #include "fixed_base.cuh"
+#include "msm_bench.cuh"
 #endif
 
 namespace {
@@ -115,6 +117,7 @@ cuzk_cuda_status cuzk_cuda_device_info(int32_t dev, char* name, uint64_t len, ui
     });
 }
 
+#ifdef CUZK_CUDA_TOOLS
 cuzk_cuda_status cuzk_cuda_ceiling(int32_t dev, uint32_t ntt_lg, double* rates)
 {
     return guard([&] {
@@ -154,6 +157,7 @@ cuzk_cuda_status cuzk_cuda_ones_bench(int32_t dev, const void* points, uint64_t 
                         max_chunk == 0 ? cuzk::ones::CHUNK : max_chunk, seed, ours, peer, ms);
     });
 }
+#endif
 
 cuzk_cuda_status cuzk_cuda_device_check(int32_t dev)
 {

@@ -171,6 +171,7 @@ extern "C" {
     fn cuzk_cuda_device_count(count: *mut i32) -> Status;
     fn cuzk_cuda_device_info(dev: i32, name: *mut c_char, len: u64, free: *mut u64, total: *mut u64) -> Status;
     fn cuzk_cuda_device_check(dev: i32) -> Status;
+    #[cfg(feature = "tools")]
     fn cuzk_cuda_ceiling(dev: i32, ntt_lg: u32, rates: *mut f64) -> Status;
     #[cfg(feature = "tools")]
     #[allow(clippy::too_many_arguments)]
@@ -331,7 +332,8 @@ pub fn device_info(dev: i32) -> Result<DeviceInfo> {
     Ok(DeviceInfo { name, free_bytes, total_bytes })
 }
 
-/// A device's ceiling (`cuzk_cuda_ceiling`).
+/// A device's ceiling (`cuzk_cuda_ceiling`; a tool's, like the benchmarks below).
+#[cfg(feature = "tools")]
 #[derive(Clone, Copy, Debug)]
 pub struct Ceiling {
     /// 32-bit integer multiply-adds per second.
@@ -358,6 +360,7 @@ pub struct Ceiling {
 }
 
 /// Device `dev`'s ceiling, measured now, its NTTs at 2^ntt_lg (10..=27).
+#[cfg(feature = "tools")]
 pub fn ceiling(dev: i32, ntt_lg: u32) -> Result<Ceiling> {
     let mut r = [0f64; 14];
     // SAFETY: `r` holds the fourteen doubles the call writes.

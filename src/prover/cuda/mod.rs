@@ -64,7 +64,9 @@ use crate::srs::Srs;
 use crate::synth::{Assignment, R1cs};
 #[cfg(feature = "tools")]
 pub use checks::{classify_time, witness_stats};
-pub use ffi::{Ceiling, DeviceInfo};
+#[cfg(feature = "tools")]
+pub use ffi::Ceiling;
+pub use ffi::DeviceInfo;
 use super::vram::Footprint;
 use pool::Pool;
 use stages::Abc;
@@ -295,7 +297,8 @@ impl CudaBackend {
     }
 
     /// Device `i`'s ceiling (multiplication and copy rates, sppark's NTT at 2^ntt_lg), measured
-    /// now (~2 s; waits for the device to be free).
+    /// now (~2 s; waits for the device to be free). A tool's (feature `tools`).
+    #[cfg(feature = "tools")]
     pub fn ceiling(&self, i: usize, ntt_lg: u32) -> Result<Ceiling> {
         self.pool.with_device(i, |d| ffi::ceiling(d.index, ntt_lg)).ok_or_else(|| err!(InvalidArgument, "no CUDA device {i}"))?
     }

@@ -556,7 +556,8 @@ impl Pool {
     }
 
     /// Device `i` of the pool held whole (its MSM gate and every lane: nothing else runs on it),
-    /// for `f`.
+    /// for `f` (the tools' benchmarks).
+    #[cfg(feature = "tools")]
     pub fn with_device<T>(&self, i: usize, f: impl FnOnce(&Device) -> T) -> Option<T> {
         let dev = self.devices.get(i)?;
         // Lanes before the gate, as a proof takes them (a proof holds one lane, then the gate).
