@@ -279,7 +279,7 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
             let _ = writeln!(o, "cuzk_device_vram_budget_bytes{{device=\"{}\"}} {b}", d.index);
         }
         if let Some(p) = devices.iter().filter_map(|d| d.pinned_host_bytes).max() {
-            single(&mut o, "cuzk_pinned_host_bytes", "gauge", "Host memory page-locked for what the GPUs stream (SRS sections and recorded circuits their VRAM budget does not hold).", p);
+            single(&mut o, "cuzk_pinned_host_bytes", "gauge", "Host memory page-locked for what the GPUs stream (SRS sections and recorded circuits their VRAM budget does not hold, and the parking space of a lean stage H).", p);
         }
         family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
         for d in &devices {

@@ -98,7 +98,8 @@ pub struct DeviceStatus {
     pub lanes: usize,
     /// Device bytes the backend may use on it (`vram_budget_mib`, or what was free at start).
     pub budget_bytes: Option<u64>,
-    /// Host memory page-locked for SRS sections streamed to the devices (process-wide).
+    /// Host memory page-locked for what the devices stream (SRS sections, recorded circuits,
+    /// stage H's parking space; process-wide).
     pub pinned_host_bytes: Option<u64>,
     /// Time at least one of its lanes was held by a proof (overlapping lanes count once).
     pub busy: Duration,
