@@ -6,7 +6,7 @@ use group::{prime::PrimeCurveAffine, Group};
 use rayon::prelude::*;
 
 use super::prep::SparseScalars;
-use super::stages::Abc;
+use super::stages::{Abc, GpuJob};
 use super::witness::{classify_all, classify_parts, cpu_sig_g1, cpu_sig_g2, Witness};
 use super::CudaBackend;
 use crate::error::Result;
@@ -31,7 +31,8 @@ impl CudaBackend {
         let mut t = PhaseTimings::default();
         let on_gpu = self.b_g2_on_gpu();
         let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
-        let (gpu, q) = self.run_gpu(srs, abc, &w, Some(q), true, on_gpu, None, &mut t)?;
+        let job = GpuJob { abc, witness: &w, ready: Some(q), download_h: true, b_g2: on_gpu, fold_r: None };
+        let (gpu, q) = self.run_gpu(srs, job, &mut t)?;
         let h = crate::prover::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
         let cpu_h = msm_sparse::<G1Affine>(&p.h, 0, &h, None)?.0;

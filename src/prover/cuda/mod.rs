@@ -69,7 +69,7 @@ pub use ffi::Ceiling;
 pub use ffi::DeviceInfo;
 use super::vram::Footprint;
 use pool::Pool;
-use stages::Abc;
+use stages::{Abc, GpuJob};
 pub use tail::Started;
 use tail::BG2;
 use witness::{b_g2_sum, classify_parts, Prepared, Witness};
@@ -423,7 +423,8 @@ impl CudaBackend {
             Some(r1cs) => Abc::Recorded(r1cs, &witness.input, &witness.aux),
             None => Abc::Values(&a, &b, &c),
         };
-        let (parts, q) = self.run_gpu(srs, abc, &witness, classes, false, on_gpu, Some(r), &mut t)?;
+        let job = GpuJob { abc, witness: &witness, ready: classes, download_h: false, b_g2: on_gpu, fold_r: Some(r) };
+        let (parts, q) = self.run_gpu(srs, job, &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = match (parts.b2, thread) {
             (Some((ones, rest)), _) => BG2::Done(ones + rest),

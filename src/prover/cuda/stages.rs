@@ -46,6 +46,20 @@ pub(super) enum Abc<'a> {
     Recorded(&'a Arc<R1cs>, &'a [Scalar], &'a [Scalar]),
 }
 
+/// What one proof asks of the GPU stages.
+pub(super) struct GpuJob<'a> {
+    pub(super) abc: Abc<'a>,
+    pub(super) witness: &'a Witness,
+    /// The witness's classification when `prepare` made it (else it runs beside stage H).
+    pub(super) ready: Option<[SparseScalars; 3]>,
+    /// Bring H's coefficients back to the host too (the checks compare them).
+    pub(super) download_h: bool,
+    /// The B query over G2 on the GPU (else CPU threads sum it beside the GPU).
+    pub(super) b_g2: bool,
+    /// The proof's r, to fold the significant L and r·B_G1 scalars into ΣH (None: apart).
+    pub(super) fold_r: Option<Scalar>,
+}
+
 /// GPU results of one proof, parts kept apart for checking.
 pub(super) struct GpuParts {
     pub(super) h: G1Projective,
@@ -181,19 +195,9 @@ impl CudaBackend {
     }
 
     /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
-    /// runs (unless `ready` gives the classification). Small pieces go to the CPU.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_gpu(
-        &self,
-        srs: &Srs,
-        abc: Abc<'_>,
-        witness: &Witness,
-        ready: Option<[SparseScalars; 3]>,
-        download_h: bool,
-        b_g2: bool,
-        fold_r: Option<Scalar>,
-        t: &mut PhaseTimings,
-    ) -> Result<(GpuParts, [SparseScalars; 3])> {
+    /// runs (unless `job.ready` gives the classification). Small pieces go to the CPU.
+    pub(super) fn run_gpu(&self, srs: &Srs, job: GpuJob<'_>, t: &mut PhaseTimings) -> Result<(GpuParts, [SparseScalars; 3])> {
+        let GpuJob { abc, witness, ready, download_h, b_g2, fold_r } = job;
         let p = &srs.params;
         let (m, values, recorded) = match abc {
             Abc::Values(a, b, c) => {
