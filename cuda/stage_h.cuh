@@ -60,25 +60,19 @@ inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t 
     stage_ntt::bit_reverse(s, a, lg);
 }
 
-// Device → host memory on the copy stream once `s` has written `from`; `s` waits for the copy
-// (its next kernel overwrites `from`).
-inline void park(cuzk_cuda_workspace& ws, stream_t& s, void* to_host, const fr_t* from, size_t n)
+// Queues a copy of n scalars on the copy stream behind everything `s` has queued so far (the
+// writer of `from`, or the last reader of `to`); ws.park_done marks its end, which `s` waits on
+// (`wait_parked`) before it reads or overwrites either side.
+inline void copy_behind(cuzk_cuda_workspace& ws, stream_t& s, void* to, const void* from, size_t n, cudaMemcpyKind kind)
 {
     ws.park_from.record(s);
     CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
-    CUDA_OK(cudaMemcpyAsync(to_host, from, n * sizeof(fr_t), cudaMemcpyDeviceToHost, ws.copy));
+    CUDA_OK(cudaMemcpyAsync(to, from, n * sizeof(fr_t), kind, ws.copy));
     ws.park_done.record(ws.copy);
-    CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
 }
 
-// Host → device on the copy stream once `s` is past what it queued so far (the last reader of
-// `to`); `s` waits for the copy.
-inline void unpark(cuzk_cuda_workspace& ws, stream_t& s, fr_t* to, const void* from_host, size_t n)
+inline void wait_parked(cuzk_cuda_workspace& ws, stream_t& s)
 {
-    ws.park_from.record(s);
-    CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
-    CUDA_OK(cudaMemcpyAsync(to, from_host, n * sizeof(fr_t), cudaMemcpyHostToDevice, ws.copy));
-    ws.park_done.record(ws.copy);
     CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
 }
 
@@ -103,11 +97,13 @@ void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& s
     void* host_a = host;
     void* host_c = host + n * sizeof(fr_t);
     spmv_into(2, slot0);
-    park(ws, s, host_c, slot0, n);
+    copy_behind(ws, s, host_c, slot0, n, cudaMemcpyDeviceToHost);
+    wait_parked(ws, s);  // A overwrites the slot
     spmv_into(0, slot0);
     if (lg > 0)
         to_coset(s, slot0, lg, even);
-    park(ws, s, host_a, slot0, n);
+    copy_behind(ws, s, host_a, slot0, n, cudaMemcpyDeviceToHost);
+    wait_parked(ws, s);  // B overwrites the slot
     spmv_into(1, slot0);
     // The witness and the tiles back to the driver before the second slot is taken (a pool
     // block of the witness's size cannot hold a slot: trimmed, its memory serves the slot).
@@ -117,19 +113,18 @@ void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& s
     release_pool(ws.gpu, s);
     slot1.reset(new pool_buffer<fr_t>(n, s));
     fr_t* a = slot1->get();
-    unpark(ws, s, a, host_a, n);  // under nothing yet: B's coset NTT is queued behind it
+    copy_behind(ws, s, a, host_a, n, cudaMemcpyHostToDevice);  // under B's coset NTT
     if (lg > 0) {
         to_coset(s, slot0, lg, even);
+        wait_parked(ws, s);
         cuzk_h_product<<<grid_for(s.sm_count(), n), 256, 0, s>>>(slot0, a, n);
         CUDA_OK(cudaGetLastError());
-        // C's return overlaps the product's iNTT; `s` waits for it after queueing the iNTT.
-        ws.park_from.record(s);
-        CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
-        CUDA_OK(cudaMemcpyAsync(a, host_c, n * sizeof(fr_t), cudaMemcpyHostToDevice, ws.copy));
-        ws.park_done.record(ws.copy);
+        copy_behind(ws, s, a, host_c, n, cudaMemcpyHostToDevice);  // under the product's iNTT
         stage_ntt::run(s, slot0, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset, even);
-        CUDA_OK(cudaStreamWaitEvent(s, ws.park_done));
-    }  // (a domain of one point has no H coefficient)
+    } else {
+        copy_behind(ws, s, a, host_c, n, cudaMemcpyHostToDevice);
+    }
+    wait_parked(ws, s);  // finish_h reads C
 }
 
 // Stage H: a, b, c uploaded on the copy stream (zero-padded to the domain); A's and B's coset
