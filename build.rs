@@ -103,6 +103,18 @@ mod cuda {
         archs
     }
 
+    /// One `-gencode` value per architecture (SASS), and PTX of the newest, so GPUs newer than
+    /// every SASS still run (JIT).
+    fn gencodes() -> Vec<String> {
+        let archs = archs();
+        let ptx = archs.iter().copied().max().expect("at least one architecture");
+        archs
+            .iter()
+            .map(|a| format!("arch=compute_{a},code=sm_{a}"))
+            .chain([format!("arch=compute_{ptx},code=compute_{ptx}")])
+            .collect()
+    }
+
     pub fn build() {
         let nvcc = find_nvcc();
         let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -128,12 +140,10 @@ mod cuda {
             .flag("-Xcompiler")
             .flag("-Wno-subobject-linkage")
             .warnings(false);
-        for arch in archs() {
-            b.flag("-gencode").flag(format!("arch=compute_{arch},code=sm_{arch}"));
+        for g in gencodes() {
+            b.flag("-gencode").flag(g);
         }
-        // PTX of the newest architecture, so GPUs newer than every SASS above still run (JIT).
         let ptx = archs().into_iter().max().expect("at least one architecture");
-        b.flag("-gencode").flag(format!("arch=compute_{ptx},code=compute_{ptx}"));
         // What the metrics' cuzk_build_info reports as cuda_archs.
         let built: Vec<String> = archs().iter().map(|a| format!("sm_{a}")).chain([format!("compute_{ptx}")]).collect();
         println!("cargo:rustc-env=CUZK_CUDA_ARCHS_BUILT={}", built.join(","));
@@ -150,7 +160,30 @@ mod cuda {
         b.file(root.join("cuda/groth16.cu"));
         // sppark's device registry (select_gpu, gpu_t); compiled here, not by the sppark crate.
         b.file(sppark.join("util/all_gpus.cpp"));
-        b.compile("cuzk_cuda");
+        let objects = b.compile_intermediates();
+
+        // The device link runs here, not in cc: cc passes it every compile flag, `--threads 0`
+        // included, and nvcc's threaded device link has every architecture's nvlink write the
+        // same `*_dlink.reg.c` temporary at once; one of them then reads a half-written or
+        // deleted file ("nvlink fatal: Could not read file ...dlink.reg.c", seen in CI).
+        let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+        let dlink = out.join("cuzk_cuda_dlink.o");
+        let mut link = Command::new(&nvcc);
+        link.args(["--device-link", "-m64", "-Xcompiler", "-fPIC"]);
+        for g in gencodes() {
+            link.arg("-gencode").arg(g);
+        }
+        link.arg("-o").arg(&dlink).args(&objects);
+        let status = link.status().unwrap_or_else(|e| panic!("could not run {}: {e}", nvcc.display()));
+        assert!(status.success(), "nvcc --device-link failed ({status}): {link:?}");
+
+        // The archive; cc also prints the static CUDA runtime's link lines (cudart("static")).
+        cc::Build::new()
+            .cuda(true)
+            .cudart("static")
+            .objects(&objects)
+            .object(&dlink)
+            .compile("cuzk_cuda");
         for lib in ["dl", "rt", "pthread"] {
             println!("cargo:rustc-link-lib={lib}");
         }
