@@ -190,9 +190,9 @@ func TestBadInput(t *testing.T) {
 	if loaded, n, err := e.SRSStatus(proof); err != nil || loaded || n != 0 {
 		t.Errorf("SRSStatus before load: %v %d %v", loaded, n, err)
 	}
-	_, err = e.LoadSRS(proof, "/nonexistent/v28-missing.params")
+	_, err = e.LoadSRS(ctx, proof, "/nonexistent/v28-missing.params")
 	expect("LoadSRS of a missing file", err, cuzk.ErrSRSLoad)
-	_, err = e.LoadSRS(abi.RegisteredSealProof(99), "")
+	_, err = e.LoadSRS(ctx, abi.RegisteredSealProof(99), "")
 	expect("LoadSRS of proof 99", err, cuzk.ErrInvalidArgument)
 	_, err = e.EvictSRS(abi.RegisteredSealProof(-1))
 	expect("EvictSRS of proof -1", err, cuzk.ErrInvalidArgument)
@@ -257,7 +257,7 @@ func TestBadInput(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("MetricsHandler after Close: %d, want 503", rec.Code)
 	}
-	_, err = e.LoadSRS(proof, "")
+	_, err = e.LoadSRS(ctx, proof, "")
 	expect("LoadSRS after Close", err, cuzk.ErrShuttingDown)
 }
 
@@ -294,7 +294,7 @@ func privateEngine(t *testing.T, fx *fixture) *cuzk.Engine {
 		t.Fatal(err)
 	}
 	runtime.GC()
-	took, err := e.LoadSRS(fx.Sector.proof(t), "")
+	took, err := e.LoadSRS(context.Background(), fx.Sector.proof(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestCloseWithJobsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.LoadSRS(fx.Sector.proof(t), ""); err != nil {
+	if _, err := e.LoadSRS(context.Background(), fx.Sector.proof(t), ""); err != nil {
 		t.Fatal(err)
 	}
 	var jobs []*cuzk.Job
@@ -597,7 +597,7 @@ func TestQueueFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, err := e.LoadSRS(fx.Sector.proof(t), ""); err != nil {
+	if _, err := e.LoadSRS(context.Background(), fx.Sector.proof(t), ""); err != nil {
 		t.Fatal(err)
 	}
 	req := cuzk.C2Request{C1: fx.Sector.c1(t), Sector: abi.SectorNumber(fx.Sector.SectorID), ProverID: fx.Sector.ProverID}

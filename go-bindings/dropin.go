@@ -24,7 +24,7 @@ func (e *Engine) SealCommitPhase2(ctx context.Context, c1 []byte, sector abi.Sec
 	}
 	req := C2Request{C1: c1, Sector: sector, Miner: miner}
 	for attempt := 0; ; attempt++ {
-		if err := e.ensureSRS(sp); err != nil {
+		if err := e.ensureSRS(ctx, sp); err != nil {
 			return nil, err
 		}
 		job, err := e.SubmitC2(ctx, req)
@@ -36,15 +36,15 @@ func (e *Engine) SealCommitPhase2(ctx context.Context, c1 []byte, sector abi.Sec
 	}
 }
 
-// ensureSRS loads the SRS of sp from Config.ParamsDir unless one (from any path) is resident.
-// Concurrent first uses decode the file once: the library serializes loads and the second
-// finds it resident.
-func (e *Engine) ensureSRS(sp abi.RegisteredSealProof) error {
+// ensureSRS loads the SRS of sp from Config.ParamsDir unless one (from any path) is resident;
+// ctx's end stops the load. Concurrent first uses decode the file once: the library
+// serializes loads and the second finds it resident.
+func (e *Engine) ensureSRS(ctx context.Context, sp abi.RegisteredSealProof) error {
 	loaded, _, err := e.SRSStatus(sp)
 	if err != nil || loaded {
 		return err
 	}
-	_, err = e.LoadSRS(sp, "")
+	_, err = e.LoadSRS(ctx, sp, "")
 	return err
 }
 

@@ -135,3 +135,74 @@ func TestSealCommitPhase2MissingParams(t *testing.T) {
 		t.Errorf("SealCommitPhase2 without params: %v, want ErrSRSLoad", err)
 	}
 }
+
+// TestFirstUseLoadFollowsContext: the SRS load inside a first SealCommitPhase2 stops when ctx
+// ends (the error matches ctx's and ErrCancelled) and leaves nothing resident; Close stops a
+// load in flight instead of waiting it out. The 2 KiB test SRS is a ~1 GB decode, over a second
+// on 2 cores, against deadlines of 30 ms.
+func TestFirstUseLoadFollowsContext(t *testing.T) {
+	fx := getFixture(t)
+	eng, err := cuzk.New(cuzk.Config{ParamsDir: fx.ParamsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	sp := fx.Sector.proof(t)
+	c1, sector, miner := fx.Sector.c1(t), abi.SectorNumber(fx.Sector.SectorID), fx.Sector.miner(t)
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := eng.SealCommitPhase2(done, c1, sector, miner); !errors.Is(err, context.Canceled) || !errors.Is(err, cuzk.ErrCancelled) {
+		t.Errorf("SealCommitPhase2 with an ended context: %v, want context.Canceled and ErrCancelled", err)
+	}
+
+	short, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = eng.SealCommitPhase2(short, c1, sector, miner)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cuzk.ErrCancelled) {
+		t.Errorf("SealCommitPhase2 past its deadline during the load: %v, want DeadlineExceeded and ErrCancelled", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the cancelled load returned after %v", took)
+	}
+	if loaded, _, err := eng.SRSStatus(sp); err != nil || loaded {
+		t.Errorf("after a cancelled load: loaded=%v err=%v, want nothing resident", loaded, err)
+	}
+
+	// Close during a load: the load stops (ErrCancelled or ErrShuttingDown), Close returns.
+	other, err := cuzk.New(cuzk.Config{ParamsDir: fx.ParamsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadErr := make(chan error, 1)
+	go func() {
+		_, err := other.LoadSRS(context.Background(), sp, "")
+		loadErr <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	start = time.Now()
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = <-loadErr
+	if !errors.Is(err, cuzk.ErrCancelled) && !errors.Is(err, cuzk.ErrShuttingDown) {
+		t.Errorf("a load in flight at Close: %v, want ErrCancelled or ErrShuttingDown", err)
+	}
+	t.Logf("Close with a load in flight took %v", time.Since(start))
+}
+
+// TestZeroConfigFindsParamsLikeFilecoinFFI: the README's cuzk.New(cuzk.Config{}) reads the
+// params from FIL_PROOFS_PARAMETER_CACHE, as filecoin-ffi does.
+func TestZeroConfigFindsParamsLikeFilecoinFFI(t *testing.T) {
+	fx := getFixture(t)
+	t.Setenv("FIL_PROOFS_PARAMETER_CACHE", fx.ParamsDir)
+	eng, err := cuzk.New(cuzk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := eng.LoadSRS(context.Background(), fx.Sector.proof(t), ""); err != nil {
+		t.Fatalf("LoadSRS with a zero Config and FIL_PROOFS_PARAMETER_CACHE=%s: %v", fx.ParamsDir, err)
+	}
+}

@@ -6,7 +6,7 @@
 //
 //	eng, err := cuzk.New(cuzk.Config{ParamsDir: "/var/tmp/filecoin-proof-parameters"})
 //	defer eng.Close()
-//	_, err = eng.LoadSRS(abi.RegisteredSealProof_StackedDrg32GiBV1_1, "")
+//	_, err = eng.LoadSRS(ctx, abi.RegisteredSealProof_StackedDrg32GiBV1_1, "")
 //	job, err := eng.SubmitC2(ctx, cuzk.C2Request{C1: c1, Sector: 7, Miner: 1000})
 //	proof, err := job.Wait(ctx)
 //
@@ -156,6 +156,12 @@ type Engine struct {
 	// engine is never freed while a call uses it (cuzk_engine_free requires that).
 	mu  sync.RWMutex
 	ptr *C.cuzk_engine
+
+	// cancelsMu guards the cancellation tokens of calls in flight (SRS loads) and closing,
+	// set when Close starts: Close triggers them so that it does not wait out a load.
+	cancelsMu sync.Mutex
+	cancels   map[*C.cuzk_cancel]struct{}
+	closing   bool
 }
 
 // liveEngines counts native engines not yet freed (for tests of Close and the finalizer).
@@ -214,6 +220,7 @@ func New(cfg Config) (*Engine, error) {
 // stage boundary, so with the CPU backend Close can take as long as the partition being
 // proved at that moment.
 func (e *Engine) Close() error {
+	e.cancelAll()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ptr == nil {
@@ -280,26 +287,6 @@ func (e *Engine) Metrics() (string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// LoadSRS loads and keeps resident the Groth16 parameters of proof. path is the .params
-// file, or "" for v28-<circuit id>.params in Config.ParamsDir. Loading a resident file
-// returns at once. The duration is the decode time.
-func (e *Engine) LoadSRS(proof abi.RegisteredSealProof, path string) (time.Duration, error) {
-	var cpath *C.char
-	if path != "" {
-		cpath = C.CString(path)
-		defer C.free(unsafe.Pointer(cpath))
-	}
-	var secs C.double
-	err := e.with(func(p *C.cuzk_engine) error {
-		var cerr *C.cuzk_error
-		if st := C.cuzk_srs_load(p, C.int64_t(proof), cpath, &secs, &cerr); st != C.CUZK_STATUS_OK {
-			return takeError(st, cerr)
-		}
-		return nil
-	})
-	return seconds(float64(secs)), err
 }
 
 // EvictSRS drops the SRS of proof (running jobs keep their reference). It reports whether

@@ -2,6 +2,7 @@ package cuzk_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -180,7 +181,7 @@ func sharedEngine(t testing.TB) (*cuzk.Engine, *fixture) {
 		if sharedErr == nil {
 			var p abi.RegisteredSealProof
 			if p, sharedErr = cuzk.ParseSealProof(fx.Sector.RegisteredProof); sharedErr == nil {
-				_, sharedErr = sharedEng.LoadSRS(p, "")
+				_, sharedErr = sharedEng.LoadSRS(context.Background(), p, "")
 			}
 		}
 	})

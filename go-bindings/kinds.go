@@ -40,23 +40,6 @@ const PriorityDefault int32 = C.CUZK_PRIORITY_DEFAULT
 // PartitionProof is one WindowPoSt partition's proof, as filecoin-ffi's PartitionProof.
 type PartitionProof proof.PoStProof
 
-// LoadKindSRS loads the SRS of a registered proof of kind k (path "" = its v28 file in
-// Config.ParamsDir), unless it is resident.
-func (e *Engine) LoadKindSRS(k Kind, registeredProof int64, path string) error {
-	var cpath *C.char
-	if path != "" {
-		cpath = C.CString(path)
-		defer C.free(unsafe.Pointer(cpath))
-	}
-	return e.with(func(p *C.cuzk_engine) error {
-		var cerr *C.cuzk_error
-		if st := C.cuzk_srs_load_kind(p, C.int32_t(k), C.int64_t(registeredProof), cpath, nil, &cerr); st != C.CUZK_STATUS_OK {
-			return takeError(st, cerr)
-		}
-		return nil
-	})
-}
-
 // cBytesList copies byte strings into C memory (a cuzk_bytes array may not point at Go memory);
 // free releases it.
 func cBytesList(list [][]byte) (*C.cuzk_bytes, C.size_t, func(), error) {
@@ -95,11 +78,11 @@ func bytes32(name string, b []byte) ([32]byte, error) {
 
 // withKindSRS runs submit, loading the kind's SRS first when it is not resident (once more if
 // it was evicted in between).
-func (e *Engine) withKindSRS(k Kind, n int64, submit func() (*Job, error)) (*Job, error) {
+func (e *Engine) withKindSRS(ctx context.Context, k Kind, n int64, submit func() (*Job, error)) (*Job, error) {
 	for attempt := 0; ; attempt++ {
 		job, err := submit()
 		if errors.Is(err, ErrSRSNotLoaded) && attempt == 0 {
-			if lerr := e.LoadKindSRS(k, n, ""); lerr != nil {
+			if _, lerr := e.LoadKindSRS(ctx, k, n, ""); lerr != nil {
 				return nil, lerr
 			}
 			continue
@@ -108,7 +91,7 @@ func (e *Engine) withKindSRS(k Kind, n int64, submit func() (*Job, error)) (*Job
 	}
 }
 
-func (e *Engine) submitPoSt(k Kind, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partition int64) (*Job, error) {
+func (e *Engine) submitPoSt(ctx context.Context, k Kind, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partition int64) (*Job, error) {
 	prover, err := ProverIDFromActor(minerID)
 	if err != nil {
 		return nil, err
@@ -123,7 +106,7 @@ func (e *Engine) submitPoSt(k Kind, proofType abi.RegisteredPoStProof, minerID a
 		return nil, err
 	}
 	defer free()
-	return e.withKindSRS(k, int64(proofType), func() (*Job, error) {
+	return e.withKindSRS(ctx, k, int64(proofType), func() (*Job, error) {
 		return e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
 			if k == KindWinningPoSt {
 				return C.cuzk_submit_winning_post(p, C.int64_t(proofType), (*C.uint8_t)(&rand[0]), (*C.uint8_t)(&prover[0]), list, n, C.int32_t(PriorityDefault), nil, id, cerr)
@@ -149,7 +132,7 @@ func waitBytes(ctx context.Context, job *Job, err error) ([]byte, error) {
 // name: proofs are the challenged sectors' vanilla proofs (GenerateSingleVanillaProof's).
 // A vanilla proof that does not verify is an ErrFaultySectors error listing the sector.
 func (e *Engine) GenerateWinningPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
-	job, err := e.submitPoSt(KindWinningPoSt, proofType, minerID, randomness, proofs, -1)
+	job, err := e.submitPoSt(ctx, KindWinningPoSt, proofType, minerID, randomness, proofs, -1)
 	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
@@ -161,7 +144,7 @@ func (e *Engine) GenerateWinningPoStWithVanilla(ctx context.Context, proofType a
 // function of that name (proofs in ascending sector order). Faulty sectors come back as an
 // ErrFaultySectors error whose Sectors lists them.
 func (e *Engine) GenerateWindowPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
-	job, err := e.submitPoSt(KindWindowPoSt, proofType, minerID, randomness, proofs, -1)
+	job, err := e.submitPoSt(ctx, KindWindowPoSt, proofType, minerID, randomness, proofs, -1)
 	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
@@ -173,7 +156,7 @@ func (e *Engine) GenerateWindowPoStWithVanilla(ctx context.Context, proofType ab
 // filecoin-ffi's function of that name: proofs are that partition's sectors' vanilla proofs.
 // Concatenating the partitions' ProofBytes in order gives GenerateWindowPoStWithVanilla's proof.
 func (e *Engine) GenerateSinglePartitionWindowPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (*PartitionProof, error) {
-	job, err := e.submitPoSt(KindWindowPoSt, proofType, minerID, randomness, proofs, int64(partitionIndex))
+	job, err := e.submitPoSt(ctx, KindWindowPoSt, proofType, minerID, randomness, proofs, int64(partitionIndex))
 	b, err := waitBytes(ctx, job, err)
 	if err != nil {
 		return nil, err
@@ -201,9 +184,11 @@ func commitments(oldSealed, newSealed, unsealed cid.Cid) (old, new, d [32]byte, 
 	return
 }
 
-// GenerateUpdateProofWithVanilla proves a SnapDeals update like filecoin-ffi's function of
-// that name: vanillaProofs are GenerateUpdateVanillaProofs' partition proofs.
-func (e *Engine) GenerateUpdateProofWithVanilla(ctx context.Context, proofType abi.RegisteredUpdateProof, vanillaProofs [][]byte, oldSealedCID, newSealedCID, unsealedCID cid.Cid) ([]byte, error) {
+// GenerateUpdateProofWithVanilla proves a SnapDeals update like filecoin-ffi's
+// SectorUpdate.GenerateUpdateProofWithVanilla, in its argument order (Curio's ffiselect's, ctx
+// first): the old sealed (sector key), new sealed and unsealed CIDs, then vanillaProofs,
+// GenerateUpdateVanillaProofs' partition proofs.
+func (e *Engine) GenerateUpdateProofWithVanilla(ctx context.Context, proofType abi.RegisteredUpdateProof, oldSealedCID, newSealedCID, unsealedCID cid.Cid, vanillaProofs [][]byte) ([]byte, error) {
 	old, nw, d, err := commitments(oldSealedCID, newSealedCID, unsealedCID)
 	if err != nil {
 		return nil, err
@@ -213,7 +198,7 @@ func (e *Engine) GenerateUpdateProofWithVanilla(ctx context.Context, proofType a
 		return nil, err
 	}
 	defer free()
-	job, err := e.withKindSRS(KindSnapDeals, int64(proofType), func() (*Job, error) {
+	job, err := e.withKindSRS(ctx, KindSnapDeals, int64(proofType), func() (*Job, error) {
 		return e.submitJob(func(p *C.cuzk_engine, id *C.uint64_t, cerr **C.cuzk_error) C.cuzk_status {
 			return C.cuzk_submit_snap_deals(p, C.int64_t(proofType), list, n, (*C.uint8_t)(&old[0]), (*C.uint8_t)(&nw[0]), (*C.uint8_t)(&d[0]), C.int32_t(PriorityDefault), nil, id, cerr)
 		})

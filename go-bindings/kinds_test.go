@@ -197,7 +197,7 @@ func TestProofKindsDropIn(t *testing.T) {
 	oldC, _ := commcid.ReplicaCommitmentV1ToCID(u.CommROld[:])
 	newC, _ := commcid.ReplicaCommitmentV1ToCID(u.CommRNew[:])
 	dataC, _ := commcid.DataCommitmentV1ToCID(u.CommDNew[:])
-	up, err := eng.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, raw(u.VanillaProofs), oldC, newC, dataC)
+	up, err := eng.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, oldC, newC, dataC, raw(u.VanillaProofs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestProofKindsDropIn(t *testing.T) {
 		t.Fatal("an update proof verified against other commitments")
 	}
 	// Malformed vanilla bytes.
-	if _, err := eng.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, [][]byte{{1, 2, 3}}, oldC, newC, dataC); !errors.Is(err, cuzk.ErrInvalidInput) {
+	if _, err := eng.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, oldC, newC, dataC, [][]byte{{1, 2, 3}}); !errors.Is(err, cuzk.ErrInvalidInput) {
 		t.Fatalf("junk vanilla proof: %v", err)
 	}
 }

@@ -131,6 +131,12 @@ enum cuzk_status
 typedef int32_t cuzk_status;
 #endif // __cplusplus
 
+// A cancellation token. Create with `cuzk_cancel_new`, pass to a call that takes one
+// (`cuzk_srs_load_cancellable`), trigger from any thread with `cuzk_cancel_trigger`: the call
+// returns CUZK_STATUS_CANCELLED at its next check (milliseconds). A triggered token stays
+// triggered. Free it with `cuzk_cancel_free` once no call uses it and no trigger runs.
+typedef struct cuzk_cancel cuzk_cancel;
+
 // A proving engine: worker threads, resident SRSes and the job table. Create with
 // `cuzk_engine_new`, free with `cuzk_engine_free`. Thread-safe: every function taking a
 // `const cuzk_engine *` may be called concurrently from any thread.
@@ -178,6 +184,26 @@ const char *cuzk_version(void);
 // # Safety
 // `s` must be NULL or a string returned by a cuzk function, not yet freed.
 void cuzk_string_free(char *s);
+
+// Create a token (not triggered). On success `*out_cancel` owns it; free it with
+// `cuzk_cancel_free`.
+//
+// # Safety
+// `out_cancel` writable; `err` NULL or writable.
+cuzk_status cuzk_cancel_new(cuzk_cancel **out_cancel, cuzk_error **err);
+
+// Trigger `cancel`: every call given it stops (CUZK_STATUS_CANCELLED); calls given it later
+// return CUZK_STATUS_CANCELLED at once. Thread-safe; triggering twice is harmless.
+//
+// # Safety
+// `cancel` NULL or a token not yet freed; `err` NULL or writable.
+cuzk_status cuzk_cancel_trigger(const cuzk_cancel *cancel, cuzk_error **err);
+
+// Free a token. NULL is ignored.
+//
+// # Safety
+// `cancel` NULL or a token not yet freed, used by no call and no trigger running now.
+void cuzk_cancel_free(cuzk_cancel *cancel);
 
 // Create an engine.
 //
@@ -557,6 +583,22 @@ cuzk_status cuzk_srs_load_kind(const cuzk_engine *engine,
                                const char *path,
                                double *out_load_seconds,
                                cuzk_error **err);
+
+// [`cuzk_srs_load_kind`] that `cancel` stops: triggered from another thread, the load returns
+// CUZK_STATUS_CANCELLED within milliseconds (also while it waits behind another load of the
+// engine), and nothing of it stays resident. A load that already finished is not undone. For
+// callers with a deadline or a shutdown: a 32 GiB SRS is a 47 GB read.
+//
+// # Safety
+// `engine` live; `path` NULL or NUL-terminated; `cancel` a token not yet freed (it must stay
+// alive until this call returns); out-params NULL or writable.
+cuzk_status cuzk_srs_load_cancellable(const cuzk_engine *engine,
+                                      int32_t kind,
+                                      int64_t registered_proof,
+                                      const char *path,
+                                      const cuzk_cancel *cancel,
+                                      double *out_load_seconds,
+                                      cuzk_error **err);
 
 // [`cuzk_srs_evict`] for a proof of any kind (`kind`, `registered_proof` as for
 // `cuzk_srs_load_kind`).

@@ -11,6 +11,7 @@ pub mod progress;
 #[macro_use]
 pub mod registry;
 
+pub mod cancel;
 pub mod engine;
 pub mod kinds;
 pub mod ffi;

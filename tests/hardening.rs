@@ -362,3 +362,70 @@ fn an_evicted_srs_is_freed_when_its_last_job_ends() {
     }
     assert_eq!(engine.poll(id).unwrap().state, cuzk::engine::JobState::Cancelled);
 }
+
+/// A first-use SRS load can be given up: a triggered token stops it (CUZK_STATUS_CANCELLED,
+/// nothing resident), NULL tokens are refused by name, and a fresh token loads.
+#[test]
+fn a_cancelled_srs_load_returns_cancelled_and_keeps_nothing() {
+    let f = common::fixture();
+    let e = engine(&config(&f, ""));
+    let new_token = || {
+        let mut t = ptr::null_mut();
+        let (st, m) = call(|err| unsafe { cuzk_cancel_new(&mut t, err) });
+        assert_eq!(st, Status::Ok, "{m}");
+        t
+    };
+    let load = |t: *const cuzk_cancel| {
+        let mut secs = -1.0;
+        let r = call(|err| unsafe { cuzk_srs_load_cancellable(e, 0, common::PROOF_NUMBER, ptr::null(), t, &mut secs, err) });
+        (r, secs)
+    };
+    let loaded = || {
+        let mut l = true;
+        let (st, m) = call(|err| unsafe { cuzk_srs_status(e, common::PROOF_NUMBER, &mut l, ptr::null_mut(), err) });
+        assert_eq!(st, Status::Ok, "{m}");
+        l
+    };
+
+    let t = new_token();
+    let (st, m) = call(|err| unsafe { cuzk_cancel_trigger(t, err) });
+    assert_eq!(st, Status::Ok, "{m}");
+    let ((st, m), secs) = load(t);
+    assert_eq!(st, Status::Cancelled, "{m}");
+    assert!(m.contains("was cancelled"), "{m}");
+    assert_eq!(secs, -1.0, "out-params are written only on success");
+    assert!(!loaded(), "nothing of a cancelled load is resident");
+    unsafe { cuzk_cancel_free(t) };
+
+    let ((st, m), _) = load(ptr::null());
+    assert_eq!((st, m.as_str()), (Status::InvalidArgument, "cancel is NULL"));
+    let (st, m) = call(|err| unsafe { cuzk_cancel_trigger(ptr::null(), err) });
+    assert_eq!((st, m.as_str()), (Status::InvalidArgument, "cancel is NULL"));
+    let (st, m) = call(|err| unsafe { cuzk_cancel_new(ptr::null_mut(), err) });
+    assert_eq!((st, m.as_str()), (Status::InvalidArgument, "out_cancel is NULL"));
+    unsafe { cuzk_cancel_free(ptr::null_mut()) };
+
+    // Triggered from another thread while the decode runs (the 2 KiB test SRS is a 1 GB decode:
+    // over a second on 2 cores, far longer than the 30 ms before the trigger).
+    let t = new_token();
+    let t_addr = t as usize;
+    let trigger = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        let (st, m) = call(|err| unsafe { cuzk_cancel_trigger(t_addr as *const cuzk_cancel, err) });
+        assert_eq!(st, Status::Ok, "{m}");
+    });
+    let ((st, m), _) = load(t);
+    trigger.join().unwrap();
+    assert_eq!(st, Status::Cancelled, "{m}");
+    assert!(!loaded(), "nothing of a load cancelled mid-decode is resident");
+    unsafe { cuzk_cancel_free(t) };
+
+    let t = new_token();
+    let ((st, m), secs) = load(t);
+    assert_eq!(st, Status::Ok, "{m}");
+    assert!(secs >= 0.0 && loaded());
+    unsafe {
+        cuzk_cancel_free(t);
+        cuzk_engine_free(e);
+    }
+}

@@ -35,6 +35,7 @@ pub use job::{JobId, JobResult, JobState, JobTimings, Span, Stage};
 use job::RequestKey;
 pub use status::{result_json, timings_json, KindCounts, Overview};
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::kinds::{CircuitId, JobInputs, ProofRequest, Statement};
 use crate::prover::{Backend, CpuBackend};
@@ -391,6 +392,12 @@ impl Engine {
 
     /// Load the SRS of `circuit` from `path`, or from the configured params dir by its v28 name.
     pub fn srs_load(&self, circuit: impl Into<CircuitId>, path: Option<&Path>) -> Result<Arc<Srs>> {
+        self.srs_load_cancellable(circuit, path, CancelToken::never())
+    }
+
+    /// [`Self::srs_load`] that `cancel` stops (`Cancelled`), also while it waits behind another
+    /// load; nothing of a stopped load stays resident.
+    pub fn srs_load_cancellable(&self, circuit: impl Into<CircuitId>, path: Option<&Path>, cancel: &CancelToken) -> Result<Arc<Srs>> {
         let circuit = circuit.into();
         if let Some(p) = circuit.seal() {
             registry::ensure_supported(p)?;
@@ -403,7 +410,7 @@ impl Engine {
             return Err(err!(SrsLoad, "params file for {} not found: expected {}", circuit.name(), path.display()));
         }
         let config = &self.shared.config;
-        let (srs, loaded) = self.shared.srs.load(circuit, &path, config.validation(), config.srs_cache_dir.as_deref())?;
+        let (srs, loaded) = self.shared.srs.load(circuit, &path, config.validation(), config.srs_cache_dir.as_deref(), cancel)?;
         if loaded {
             self.preload(&srs);
         }

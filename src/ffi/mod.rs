@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types)]
 
 mod boundary;
+mod cancel;
 mod engine;
 mod error;
 mod job;
@@ -18,6 +19,7 @@ mod proof;
 mod srs;
 mod verify;
 
+pub use cancel::*;
 pub use engine::*;
 pub use error::*;
 pub use job::*;

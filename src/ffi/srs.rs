@@ -4,6 +4,7 @@ use std::os::raw::c_char;
 use std::path::Path;
 
 use super::boundary::{arg, arg_bytes, arg_opt_str, guard, out, write_opt};
+use super::cancel::cuzk_cancel;
 use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
@@ -144,6 +145,35 @@ pub unsafe extern "C" fn cuzk_srs_load_kind(
         let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
         let path = arg_opt_str(path, "path")?;
         let srs = e.inner.srs_load(circuit, path.map(Path::new))?;
+        write_opt(out_load_seconds, srs.load_time.as_secs_f64());
+        Ok(())
+    })
+}
+
+/// [`cuzk_srs_load_kind`] that `cancel` stops: triggered from another thread, the load returns
+/// CUZK_STATUS_CANCELLED within milliseconds (also while it waits behind another load of the
+/// engine), and nothing of it stays resident. A load that already finished is not undone. For
+/// callers with a deadline or a shutdown: a 32 GiB SRS is a 47 GB read.
+///
+/// # Safety
+/// `engine` live; `path` NULL or NUL-terminated; `cancel` a token not yet freed (it must stay
+/// alive until this call returns); out-params NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_srs_load_cancellable(
+    engine: *const cuzk_engine,
+    kind: i32,
+    registered_proof: i64,
+    path: *const c_char,
+    cancel: *const cuzk_cancel,
+    out_load_seconds: *mut f64,
+    err: *mut *mut cuzk_error,
+) -> Status {
+    guard(err, || {
+        let e = arg(engine, "engine")?;
+        let cancel = &arg(cancel, "cancel")?.token;
+        let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
+        let path = arg_opt_str(path, "path")?;
+        let srs = e.inner.srs_load_cancellable(circuit, path.map(Path::new), cancel)?;
         write_opt(out_load_seconds, srs.load_time.as_secs_f64());
         Ok(())
     })

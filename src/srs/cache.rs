@@ -30,6 +30,7 @@ use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
 use super::Validation;
+use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::files::{self, Trust};
 
@@ -194,8 +195,8 @@ fn crc(b: &[u8]) -> u32 {
     all.finalize()
 }
 
-/// Read `n` points of `T` at `offset`, in parallel chunks.
-fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<T>> {
+/// Read `n` points of `T` at `offset`, in parallel chunks (`cancel` stops it between them).
+fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize, cancel: &CancelToken) -> std::io::Result<Vec<T>> {
     let mut v: Vec<T> = Vec::with_capacity(n);
     let len = n * std::mem::size_of::<T>();
     crate::pages::prefer_huge_pages(v.as_mut_ptr().cast(), len);
@@ -205,7 +206,12 @@ fn read_points<T: Copy + Send>(file: &File, offset: u64, n: usize) -> std::io::R
         let buf = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) };
         buf.par_chunks_mut(CHUNK)
             .enumerate()
-            .try_for_each(|(i, c)| file.read_exact_at(c, offset + (i * CHUNK) as u64))?;
+            .try_for_each(|(i, c)| {
+                if cancel.is_cancelled() {
+                    return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the load was cancelled"));
+                }
+                file.read_exact_at(c, offset + (i * CHUNK) as u64)
+            })?;
     }
     // SAFETY: all `len` bytes were read above.
     unsafe { v.set_len(n) };
@@ -224,10 +230,15 @@ pub struct Expect<'a> {
 }
 
 /// The cached parameters of the params file `want` describes, if a usable cache is there;
-/// `None` says why not in the log (and the caller decodes the params file instead).
-pub fn load(cache: &Path, want: &Expect<'_>) -> Option<(Parameters<Bls12>, Validation)> {
-    match try_load(cache, want) {
+/// `None` says why not in the log (and the caller decodes the params file instead, unless
+/// `cancel` stopped the read).
+pub fn load(cache: &Path, want: &Expect<'_>, cancel: &CancelToken) -> Option<(Parameters<Bls12>, Validation)> {
+    match try_load(cache, want, cancel) {
         Ok(p) => Some(p),
+        Err(_) if cancel.is_cancelled() => {
+            log::info!("stopped reading the SRS cache {}: the load was cancelled", cache.display());
+            None
+        }
         Err(why) => {
             match fs::symlink_metadata(cache) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => log::info!("no SRS cache at {} yet", cache.display()),
@@ -238,7 +249,7 @@ pub fn load(cache: &Path, want: &Expect<'_>) -> Option<(Parameters<Bls12>, Valid
     }
 }
 
-fn try_load(cache: &Path, want: &Expect<'_>) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
+fn try_load(cache: &Path, want: &Expect<'_>, cancel: &CancelToken) -> std::result::Result<(Parameters<Bls12>, Validation), String> {
     if let Some(dir) = cache.parent() {
         files::check_private_dir(dir).map_err(|why| format!("its directory {} {why}", dir.display()))?;
     }
@@ -272,11 +283,11 @@ fn try_load(cache: &Path, want: &Expect<'_>) -> std::result::Result<(Parameters<
     }
     let c = h.counts.map(|c| c as usize);
     let io = |e: std::io::Error| format!("reading: {e}");
-    let vk_g1: Vec<G1Affine> = read_points(&file, offsets[0], 3).map_err(io)?; // alpha, beta, delta (G1)
-    let vk_g2: Vec<G2Affine> = read_points(&file, offsets[0] + 3 * G1 as u64, 3).map_err(io)?; // beta, gamma, delta (G2)
-    let g1 = |k: usize| read_points::<G1Affine>(&file, offsets[k], c[k - 1]).map_err(io);
+    let vk_g1: Vec<G1Affine> = read_points(&file, offsets[0], 3, cancel).map_err(io)?; // alpha, beta, delta (G1)
+    let vk_g2: Vec<G2Affine> = read_points(&file, offsets[0] + 3 * G1 as u64, 3, cancel).map_err(io)?; // beta, gamma, delta (G2)
+    let g1 = |k: usize| read_points::<G1Affine>(&file, offsets[k], c[k - 1], cancel).map_err(io);
     let (ic, h_, l, a, b_g1) = (g1(1)?, g1(2)?, g1(3)?, g1(4)?, g1(5)?);
-    let b_g2: Vec<G2Affine> = read_points(&file, offsets[6], c[5]).map_err(io)?;
+    let b_g2: Vec<G2Affine> = read_points(&file, offsets[6], c[5], cancel).map_err(io)?;
 
     let mut vk_bytes = Vec::with_capacity(VK_BYTES);
     vk_bytes.extend_from_slice(bytes_of(&vk_g1));
@@ -408,7 +419,7 @@ mod tests {
     }
 
     fn refusal(cache: &Path, want: &Expect<'_>) -> String {
-        match try_load(cache, want) {
+        match try_load(cache, want, CancelToken::never()) {
             Ok(_) => panic!("cache {} accepted", cache.display()),
             Err(why) => why,
         }
@@ -424,10 +435,13 @@ mod tests {
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no temp file left behind");
         assert_eq!(fs::metadata(&cache).unwrap().mode() & 0o777, 0o600);
 
-        let (back, v) = load(&cache, &expect(&p, src, Validation::OnCurve)).expect("usable cache");
+        let (back, v) = load(&cache, &expect(&p, src, Validation::OnCurve), CancelToken::never()).expect("usable cache");
         assert!(back == p, "parameters differ after the round trip");
         assert_eq!(v, Validation::OnCurve);
-        assert!(load(&cache, &expect(&p, src, Validation::None)).is_some());
+        assert!(load(&cache, &expect(&p, src, Validation::None), CancelToken::never()).is_some());
+        let cancelled = CancelToken::new();
+        cancelled.cancel();
+        assert!(load(&cache, &expect(&p, src, Validation::None), &cancelled).is_none(), "a cancelled read returns nothing");
 
         // Refused: a stronger validation, another source (inode, ctime, length), other sizes.
         assert!(refusal(&cache, &expect(&p, src, Validation::Full)).contains("validation"));
@@ -460,14 +474,14 @@ mod tests {
 
         // A cache others could have written: loose mode, or a loose directory.
         fs::write(&cache, &good).unwrap();
-        assert!(load(&cache, &expect(&p, src, Validation::None)).is_some());
+        assert!(load(&cache, &expect(&p, src, Validation::None), CancelToken::never()).is_some());
         fs::set_permissions(&cache, fs::Permissions::from_mode(0o666)).unwrap();
         assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("writable by other users"));
         fs::set_permissions(&cache, fs::Permissions::from_mode(0o600)).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
         assert!(refusal(&cache, &expect(&p, src, Validation::None)).contains("directory"));
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
-        assert!(load(&dir.join("missing"), &expect(&p, src, Validation::None)).is_none());
+        assert!(load(&dir.join("missing"), &expect(&p, src, Validation::None), CancelToken::never()).is_none());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

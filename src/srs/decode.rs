@@ -12,6 +12,7 @@ use blstrs::{Bls12, G1Affine, G2Affine};
 use group::{prime::PrimeCurveAffine, UncompressedEncoding};
 use rayon::prelude::*;
 
+use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::progress::Progress;
 
@@ -173,10 +174,12 @@ fn decode_section<P: Point>(
     v: Validation,
     path: &Path,
     progress: &Progress,
+    cancel: &CancelToken,
 ) -> Result<Vec<P>> {
     let mut out = vec![P::identity(); s.count];
     // Ok(None) = read fine but a point is bad (found again below, only on this error path).
     let ok = out.par_chunks_mut(CHUNK_POINTS).enumerate().try_for_each_init(Vec::new, |buf: &mut Vec<u8>, (i, dst)| {
+        cancel.check(|| format!("the SRS load of {}", path.display())).map_err(Some)?;
         buf.resize(dst.len() * P::LEN, 0);
         let at = s.offset + (i * CHUNK_POINTS * P::LEN) as u64;
         src.read_exact_at(buf, at).map_err(|e| Some(read_error(path, s.name, e)))?;
@@ -268,7 +271,7 @@ pub fn layout(src: &(impl ReadAt + ?Sized), len: u64, path: &Path) -> Result<[Se
 pub fn read_vk(src: &(impl ReadAt + ?Sized), ic: Section, path: &Path) -> Result<VerifyingKey<Bls12>> {
     let mut head = vec![0u8; VK_FIXED_LEN];
     src.read_exact_at(&mut head, 0).map_err(|e| read_error(path, "the verifying key", e))?;
-    let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path, &Progress::new("vk ic", 0))?;
+    let ic = decode_section::<G1Affine>(src, ic, Validation::Full, path, &Progress::new("vk ic", 0), CancelToken::never())?;
     let bad = |what: &str| err!(SrsLoad, "{}: corrupt params file: verifying key {what} is not a valid point", path.display());
     let g1 = |i: usize, what: &str| decode_one::<G1Affine>(&head[i..i + G1_LEN], Validation::Full).ok_or_else(|| bad(what));
     let g2 = |i: usize, what: &str| decode_one::<G2Affine>(&head[i..i + G2_LEN], Validation::Full).ok_or_else(|| bad(what));
@@ -316,27 +319,29 @@ pub fn check_vk(vk: &VerifyingKey<Bls12>) -> std::result::Result<(), String> {
 pub fn decode_params(src: &(impl ReadAt + ?Sized), len: u64, v: Validation, path: &Path) -> Result<Parameters<Bls12>> {
     let sections = layout(src, len, path)?;
     let vk = read_vk(src, sections[0], path)?;
-    decode_points(src, &sections, vk, v, path)
+    decode_points(src, &sections, vk, v, path, CancelToken::never())
 }
 
-/// Decode the proving-key sections that `layout` found (ic is already in `vk`).
+/// Decode the proving-key sections that `layout` found (ic is already in `vk`); `cancel` stops
+/// it between chunks.
 pub fn decode_points(
     src: &(impl ReadAt + ?Sized),
     sections: &[Section; 6],
     vk: VerifyingKey<Bls12>,
     v: Validation,
     path: &Path,
+    cancel: &CancelToken,
 ) -> Result<Parameters<Bls12>> {
     let [_, h, l, a, b_g1, b_g2] = *sections;
     let g1_bytes = (h.count + l.count + a.count + b_g1.count) as u64 * G1Affine::LEN as u64;
     let p = &Progress::new(format!("SRS load {}", path.display()), g1_bytes + (b_g2.count * G2Affine::LEN) as u64);
     // Decode the big sections concurrently; each is itself parallel.
     let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
-        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path, p), || decode_section::<G1Affine>(src, l, v, path, p)),
+        || rayon::join(|| decode_section::<G1Affine>(src, h, v, path, p, cancel), || decode_section::<G1Affine>(src, l, v, path, p, cancel)),
         || {
             rayon::join(
-                || decode_section::<G1Affine>(src, a, v, path, p),
-                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path, p), || decode_section::<G2Affine>(src, b_g2, v, path, p)),
+                || decode_section::<G1Affine>(src, a, v, path, p, cancel),
+                || rayon::join(|| decode_section::<G1Affine>(src, b_g1, v, path, p, cancel), || decode_section::<G2Affine>(src, b_g2, v, path, p, cancel)),
             )
         },
     );

@@ -18,6 +18,7 @@ pub use decode::{check_vk, decode_params, ReadAt, Validation};
 pub use shape::expected as expected_shape;
 pub use shape::expected_seal as expected_sections;
 
+use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::files::{self, Trust};
 use crate::kinds::CircuitId;
@@ -114,9 +115,20 @@ impl Srs {
         validation: Validation,
         cache_dir: Option<&Path>,
     ) -> Result<Srs> {
+        Self::load_cancellable(circuit, path, validation, cache_dir, CancelToken::never())
+    }
+
+    /// [`Srs::load_with`] that `cancel` stops between chunks of the read (`Cancelled`).
+    pub fn load_cancellable(
+        circuit: impl Into<CircuitId>,
+        path: &Path,
+        validation: Validation,
+        cache_dir: Option<&Path>,
+        cancel: &CancelToken,
+    ) -> Result<Srs> {
         let circuit = circuit.into();
         let shape = shape::expected(circuit)?;
-        Self::load_shaped(circuit, path, validation, cache_dir, Some(shape))
+        Self::load_shaped(circuit, path, validation, cache_dir, Some(shape), cancel)
     }
 
     /// [`Srs::load_with`] for a params file whose sections must have `shape` points (when known).
@@ -126,6 +138,7 @@ impl Srs {
         validation: Validation,
         cache_dir: Option<&Path>,
         shape: Option<[usize; 6]>,
+        cancel: &CancelToken,
     ) -> Result<Srs> {
         let start = Instant::now();
         let what = || format!("params file {} for {}", path.display(), circuit.name());
@@ -142,11 +155,11 @@ impl Srs {
         let cache_path = cache_dir.map(|d| cache::path_for(d, path));
         if let Some(c) = cache_path.as_deref() {
             let want = cache::Expect { source, counts: sections.map(|s| s.count), vk: &vk, validation };
-            if let Some((params, cached_with)) = cache::load(c, &want) {
+            if let Some((params, cached_with)) = cache::load(c, &want, cancel) {
                 return Ok(Self::assemble(circuit, path, params, file_bytes, start, cached_with, true));
             }
         }
-        let params = decode::decode_points(&file, &sections, vk, validation, path)?;
+        let params = decode::decode_points(&file, &sections, vk, validation, path, cancel)?;
         drop(file);
         let writer = match cache_path {
             Some(c) => {
@@ -239,17 +252,33 @@ impl SrsManager {
         path: &Path,
         validation: Validation,
         cache_dir: Option<&Path>,
+        cancel: &CancelToken,
     ) -> Result<(Arc<Srs>, bool)> {
         let id = circuit.identifier()?;
-        let _guard = self.loading.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.wait_turn(circuit, cancel)?;
         if let Some(s) = self.get_by_id(&id) {
             if s.path == path {
                 return Ok((s, false));
             }
         }
-        let srs = Arc::new(Srs::load_with(circuit, path, validation, cache_dir)?);
+        let srs = Arc::new(Srs::load_cancellable(circuit, path, validation, cache_dir, cancel)?);
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(id, srs.clone());
         Ok((srs, true))
+    }
+
+    /// The loading lock, waited for in steps so that `cancel` also stops a load still queued
+    /// behind another (a cancelled waiter leaves the running load alone).
+    fn wait_turn(&self, circuit: CircuitId, cancel: &CancelToken) -> Result<std::sync::MutexGuard<'_, ()>> {
+        loop {
+            match self.loading.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    cancel.check(|| format!("the SRS load of {} (waiting for another load)", circuit.name()))?;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
     }
 
     /// Make `srs` (built in memory) the resident SRS of its circuit, replacing any loaded one.
@@ -325,11 +354,58 @@ mod tests {
         std::fs::write(&not_a_dir, b"x").unwrap();
 
         let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
-        let srs = Srs::load_shaped(proof.into(), &params, Validation::OnCurve, Some(&not_a_dir), Some([2, 3, 2, 2, 2, 2])).expect("load");
+        let srs = Srs::load_shaped(proof.into(), &params, Validation::OnCurve, Some(&not_a_dir), Some([2, 3, 2, 2, 2, 2]), CancelToken::never()).expect("load");
         assert!(!srs.from_cache);
         assert!(srs.params == p);
         let e = srs.wait_cache_write().expect_err("the cache write should fail");
         assert!(e.message.contains("SRS cache"), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A cancelled load stops where it is, reading or queued behind another load, and leaves
+    /// nothing resident; a fresh token then gets its turn.
+    #[test]
+    fn a_cancelled_load_stops_and_keeps_nothing() {
+        let p = generator_parameters([2, 3, 2, 2, 2]);
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let params = dir.join("tiny.params");
+        let mut bytes = Vec::new();
+        p.write(&mut bytes).unwrap();
+        std::fs::write(&params, &bytes).unwrap();
+        let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
+        let shape = Some([2, 3, 2, 2, 2, 2]);
+
+        // Reading: the decode checks the token before each chunk of points.
+        let cancelled = CancelToken::new();
+        cancelled.cancel();
+        let e = Srs::load_shaped(proof.into(), &params, Validation::OnCurve, None, shape, &cancelled).err().expect("cancelled");
+        assert_eq!(e.status, crate::error::Status::Cancelled, "{}", e.message);
+
+        // Queued: another load holds the lock; a trigger from another thread ends the wait.
+        let m = SrsManager::default();
+        let held = m.loading.lock().unwrap();
+        let token = Arc::new(CancelToken::new());
+        let trigger = {
+            let token = token.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                token.cancel();
+            })
+        };
+        let t = Instant::now();
+        let e = m.load(proof.into(), &params, Validation::OnCurve, None, &token).err().expect("cancelled while queued");
+        assert_eq!(e.status, crate::error::Status::Cancelled, "{}", e.message);
+        assert!(e.message.contains("waiting for another load"), "{}", e.message);
+        assert!(t.elapsed() < Duration::from_secs(5), "the wait ended {:?} after the trigger", t.elapsed());
+        trigger.join().unwrap();
+        assert!(m.get(proof.into()).unwrap().is_none(), "nothing of a cancelled load is resident");
+        drop(held);
+
+        // With a fresh token the same call gets its turn and reads the file (whose tiny shape
+        // the manager then refuses as no real 2 KiB SRS: the point is that it got that far).
+        let e = m.load(proof.into(), &params, Validation::OnCurve, None, &CancelToken::new()).err().expect("shape refused");
+        assert!(e.message.contains("its circuit needs"), "{}", e.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

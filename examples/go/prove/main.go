@@ -107,7 +107,7 @@ func prove(paramsDir, c1Path, sectorArg, proverArg, outPath string) error {
 		return err
 	}
 	defer eng.Close()
-	took, err := eng.LoadSRS(sealProof, "")
+	took, err := eng.LoadSRS(ctx, sealProof, "")
 	if err != nil {
 		return err
 	}
