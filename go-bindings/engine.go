@@ -137,19 +137,6 @@ func (c Config) marshal() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// SetLogFilter sets the filter of libcuzk's log output, in RUST_LOG syntax ("info",
-// "cuzk=debug,warn"). Records go to stderr; the filter starts as RUST_LOG (default "warn,cuzk=info"),
-// read when the first Engine is created.
-func SetLogFilter(filter string) error {
-	cs := C.CString(filter)
-	defer C.free(unsafe.Pointer(cs))
-	var cerr *C.cuzk_error
-	if st := C.cuzk_log_configure(cs, nil, nil, &cerr); st != C.CUZK_STATUS_OK {
-		return takeError(st, cerr)
-	}
-	return nil
-}
-
 // Engine is a libcuzk proving engine. Create it with New; Close it when done.
 type Engine struct {
 	// mu guards ptr: every native call holds it for reading, Close for writing, so the

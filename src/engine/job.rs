@@ -156,6 +156,8 @@ pub struct Job {
     pub request: Option<RequestKey>,
     pub priority: i32,
     pub kind: ProofKind,
+    /// "job 7 (porep StackedDrg32GiBV1_1, sector 42, request \"abc\")": how log lines name it.
+    pub label: String,
     partitions: usize,
     work: Mutex<Option<Arc<JobWork>>>,
     pub submitted: Instant,
@@ -192,11 +194,19 @@ impl Job {
         submitted: Instant,
     ) -> Self {
         let partitions = inputs.circuits.partitions();
+        let label = format!(
+            "job {id} ({} {}, {}{})",
+            inputs.kind.name(),
+            inputs.circuit.name(),
+            inputs.subject,
+            request.as_ref().map(|r| format!(", request {:?}", r.id)).unwrap_or_default()
+        );
         Job {
             id,
             request,
             priority,
             kind: inputs.kind,
+            label,
             partitions,
             work: Mutex::new(Some(Arc::new(JobWork { inputs, srs, _ticket: ticket }))),
             submitted,

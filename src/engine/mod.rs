@@ -254,21 +254,33 @@ impl Shared {
                 j.fail(err!(Internal, "{why}"));
             });
             if ended {
-                self.count_final(job.kind, JobState::Failed);
+                self.job_ended(&job, JobState::Failed);
                 self.retire(&job);
             }
         }
         self.queue.close();
     }
 
-    fn count_final(&self, kind: crate::kinds::ProofKind, state: JobState) {
+    /// Count and log a job that has just reached its final `state` (every end passes here once).
+    fn job_ended(&self, job: &Job, state: JobState) {
         let c = match state {
             JobState::Done => &self.counters.done,
             JobState::Failed => &self.counters.failed,
             JobState::Cancelled => &self.counters.cancelled,
             _ => return,
         };
-        c[kind as usize].fetch_add(1, Ordering::Relaxed);
+        c[job.kind as usize].fetch_add(1, Ordering::Relaxed);
+        // Read under the job's lock, logged after it: a log callback may call back into cuzk
+        // (cuzk_job_poll of this very job), so no lock is held while a record is emitted.
+        let (total, error) = {
+            let g = job.lock();
+            (g.timings.total, g.error.as_ref().map(|e| e.message.clone()).unwrap_or_default())
+        };
+        match state {
+            JobState::Done => log::info!("{}: done in {total:.2?} ({} partitions)", job.label, job.partitions()),
+            JobState::Failed => log::warn!("{}: failed: {error}", job.label),
+            _ => log::info!("{}: cancelled after {:.2?}", job.label, job.submitted.elapsed()),
+        }
     }
 }
 
@@ -543,6 +555,7 @@ impl Engine {
         t.by_id.insert(id, job.clone());
         drop(t);
         self.shared.counters.submitted[job.kind as usize].fetch_add(1, Ordering::Relaxed);
+        log::info!("{}: queued ({} partitions, priority {})", job.label, job.partitions(), job.priority);
         self.shared.queue.push_job(&job);
         Ok(id)
     }
@@ -591,7 +604,7 @@ impl Engine {
         let mut cancelled = false;
         self.shared.update(&job, |j| cancelled = j.cancel());
         if cancelled {
-            self.shared.count_final(job.kind, JobState::Cancelled);
+            self.shared.job_ended(&job, JobState::Cancelled);
             self.shared.retire(&job);
         }
         Ok(cancelled)

@@ -126,7 +126,7 @@ fn fail(shared: &Shared, job: &Job, e: Error) {
         j.fail(e);
     });
     if ended {
-        shared.count_final(job.kind, JobState::Failed);
+        shared.job_ended(job, JobState::Failed);
         shared.retire(job);
     }
 }
@@ -209,7 +209,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
             g.timings.synthesis += took;
             g.timings.span(job.submitted, item.partition, Stage::Synthesis, t, t + took);
         }
-        log::debug!("job {} partition {} synthesized in {took:?}", job.id, item.partition);
+        log::debug!("{} partition {} synthesized in {took:?}", job.label, item.partition);
         match res {
             Err(e) => fail(shared, &job, e.context(format!("job {} partition {}", job.id, item.partition))),
             Ok(a) if job.is_cancelled() => discard(shared, a, memory),
@@ -223,7 +223,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
                     }
                     Ok(None) => {}
                     // Not fatal: the backend proves an unprepared assignment too (more slowly).
-                    Err(e) => log::warn!("job {} partition {}: {e}", job.id, item.partition),
+                    Err(e) => log::warn!("{} partition {}: {e}", job.label, item.partition),
                 }
                 drop(pass); // the next partition may synthesize while this one waits for the prover
                 let key = (job.priority, std::cmp::Reverse(job.id), std::cmp::Reverse(item.partition));
@@ -414,7 +414,7 @@ fn finish(shared: &Shared, job: &Job) {
                 published = true;
             });
             if published {
-                shared.count_final(job.kind, JobState::Done);
+                shared.job_ended(job, JobState::Done);
                 shared.retire(job);
             }
         }

@@ -82,6 +82,18 @@ pub struct JobInputs {
     pub circuit: CircuitId,
     pub circuits: Arc<dyn PartitionCircuits>,
     pub statement: Box<dyn Statement>,
+    /// What the proof is about, for log lines: "sector 42", "sectors 3, 7, 9", "partition 2 of
+    /// sectors ...", "comm_r_new 1a2b3c4d...".
+    pub subject: String,
+}
+
+/// "sector 4" or "sectors 1, 5, 9, ... (2349)": sector numbers for a log line, at most four.
+pub fn sectors_subject(ids: &[u64]) -> String {
+    match ids {
+        [one] => format!("sector {one}"),
+        _ if ids.len() <= 4 => format!("sectors {}", ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+        _ => format!("sectors {}, ... ({} in all)", ids[..3].iter().map(u64::to_string).collect::<Vec<_>>().join(", "), ids.len()),
+    }
 }
 
 /// A request, borrowed from the caller for the submit call.
@@ -171,5 +183,16 @@ pub fn prover_id_from_actor(actor: u64) -> [u8; 32] {
         }
         id[i] = byte | 0x80;
         i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sectors_subject_names_a_few_and_counts_the_rest() {
+        assert_eq!(super::sectors_subject(&[4]), "sector 4");
+        assert_eq!(super::sectors_subject(&[1, 5, 9]), "sectors 1, 5, 9");
+        let many: Vec<u64> = (0..2349).collect();
+        assert_eq!(super::sectors_subject(&many), "sectors 0, 1, 2, ... (2349 in all)");
     }
 }

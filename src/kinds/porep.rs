@@ -30,6 +30,7 @@ pub fn seal_inputs(inputs: SealJobInputs, prover_id: [u8; 32], sector_id: u64) -
         circuit: CircuitId::Seal(inputs.proof),
         circuits: inputs.circuits,
         statement: Box::new(statement),
+        subject: format!("sector {sector_id}"),
     }
 }
 

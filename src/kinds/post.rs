@@ -302,6 +302,10 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
         circuit: CircuitId::PoSt(r.proof),
         circuits: Arc::new(Compound(build)),
         statement: Box::new(PartitionInputs { what: name, inputs }),
+        subject: match shape {
+            Shape::WindowPartition(k) => format!("partition {k}, {}", super::sectors_subject(&ids)),
+            _ => super::sectors_subject(&ids),
+        },
     })
 }
 

@@ -156,6 +156,7 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(r: &UpdateRequ
         circuit: CircuitId::Update(r.proof),
         circuits: Arc::new(Compound(build)),
         statement: Box::new(statement),
+        subject: format!("comm_r_new {}...", r.comm_r_new[..4].iter().map(|b| format!("{b:02x}")).collect::<String>()),
     })
 }
 
