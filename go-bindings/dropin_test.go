@@ -206,3 +206,36 @@ func TestZeroConfigFindsParamsLikeFilecoinFFI(t *testing.T) {
 		t.Fatalf("LoadSRS with a zero Config and FIL_PROOFS_PARAMETER_CACHE=%s: %v", fx.ParamsDir, err)
 	}
 }
+
+// TestSyntheticPoRepDropIn: a SyntheticPoRep sector (Curio's UseSyntheticPoRep; registered
+// proof 10, sealed with generate_synth_proofs before C1) proves through SealCommitPhase2 and
+// verifies through VerifySeal, like any other.
+func TestSyntheticPoRepDropIn(t *testing.T) {
+	fx := getFixture(t)
+	bin := fixtureBin()
+	if bin == "" {
+		skipOrFail(t, errors.New("cuzk-fixture tool not found (set CUZK_FIXTURE_BIN)"))
+	}
+	f, err := runFixtureTool(bin, "--root", fixturesRoot(), "--sector-only", "StackedDrg2KiBV1_1_Feat_SyntheticPoRep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Sector
+	if s.proof(t) != abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep {
+		t.Fatalf("fixture proof %v, want StackedDrg2KiBV1_1_Feat_SyntheticPoRep", s.proof(t))
+	}
+	eng, err := cuzk.New(cuzk.Config{ParamsDir: fx.ParamsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	p, err := eng.SealCommitPhase2(ctx, s.c1(t), abi.SectorNumber(s.SectorID), s.miner(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := eng.VerifySeal(s.sealVerifyInfo(t, p)); err != nil || !ok {
+		t.Errorf("VerifySeal of the SyntheticPoRep proof: %v %v, want true", ok, err)
+	}
+}

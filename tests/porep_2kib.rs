@@ -1,6 +1,7 @@
 //! A real 2 KiB PoRep C2 through the exported C functions: the proof verifies with
 //! filecoin-proofs, a second proof from the same C1 verifies too (without reloading the SRS),
 //! and with fixed r, s the CPU backend is byte-identical to bellperson's create_proof_batch.
+//! A SyntheticPoRep sector (registered proof 10) proves and verifies the same way.
 
 mod common;
 
@@ -103,6 +104,44 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         let m = CStr::from_ptr(text).to_string_lossy().into_owned();
         cuzk_string_free(text);
         assert_metrics(&m, 2);
+        cuzk_engine_free(engine);
+    }
+}
+
+/// SyntheticPoRep (Curio's UseSyntheticPoRep: registered proofs 10–14): a 2 KiB sector sealed
+/// with `generate_synth_proofs` before C1 is proved through the C ABI under the proof number
+/// its C1 names, and filecoin-proofs' `verify_seal` (and cuzk's) accept the proof.
+#[test]
+fn synthetic_porep_c2_through_the_c_abi_verifies_with_filecoin_proofs() {
+    let f = common::fixture();
+    let proof = cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
+    let sector = cuzk::fixtures::ensure_sector(&cuzk::fixtures::default_root(), proof, cuzk::fixtures::DEFAULT_SEED).expect("synthetic sector");
+    let c1 = sector.c1_json().expect("c1");
+    let mut err = ptr::null_mut();
+    let mut engine = ptr::null_mut();
+    let cfg = std::ffi::CString::new(format!(r#"{{"params_dir": {:?}}}"#, f.params_dir)).unwrap();
+    unsafe {
+        ok(cuzk_engine_new(cfg.as_ptr(), &mut engine, &mut err), err);
+        let mut number = -1i64;
+        ok(cuzk_c1_registered_proof(c1.as_ptr(), c1.len(), &mut number, &mut err), err);
+        assert_eq!(number, 10, "StackedDrg2KiBV1_1_Feat_SyntheticPoRep is filecoin-ffi's 10");
+        ok(cuzk_srs_load(engine, number, ptr::null(), ptr::null_mut(), &mut err), err);
+        let mut id = 0u64;
+        ok(
+            cuzk_submit_porep_c2(engine, c1.as_ptr(), c1.len(), sector.sector_id, sector.prover_id.as_ptr(), 0, ptr::null(), &mut id, &mut err),
+            err,
+        );
+        let (mut state, mut p) = (-1, ptr::null_mut());
+        ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut p, &mut err), err);
+        assert_eq!(state, cuzk::engine::JobState::Done as i32);
+        let (mut bytes, mut len) = (ptr::null(), 0usize);
+        ok(cuzk_proof_bytes(p, &mut bytes, &mut len, &mut err), err);
+        let bytes = std::slice::from_raw_parts(bytes, len).to_vec();
+        cuzk_proof_free(p);
+        assert!(common::filecoin_verify_sector(&sector, &bytes), "filecoin-proofs rejected a SyntheticPoRep proof");
+        let (st, m, valid) = common::c_verify_seal(engine, &sector, &bytes);
+        assert_eq!(st, Status::Ok, "{m}");
+        assert!(valid, "cuzk_verify_seal rejected the SyntheticPoRep proof");
         cuzk_engine_free(engine);
     }
 }

@@ -98,7 +98,7 @@ pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, p
     let (st, m) = call(|err| unsafe {
         cuzk::ffi::cuzk_verify_seal(
             engine,
-            PROOF_NUMBER,
+            cuzk::registry::to_number(s.proof().expect("the fixture's registered proof")),
             s.comm_r.as_ptr(),
             s.comm_d.as_ptr(),
             s.prover_id.as_ptr(),

@@ -124,4 +124,15 @@ for prog in prove-asan prove-go; do
     [[ ! -e $OUT/x.proof ]] || fail "$prog wrote a proof on failure"
 done
 
+log "SyntheticPoRep (Curio's UseSyntheticPoRep, registered proof 10): C and Go prove, the other verifies"
+load_fixture StackedDrg2KiBV1_1_Feat_SyntheticPoRep
+[[ $SEAL_PROOF == StackedDrg2KiBV1_1_Feat_SyntheticPoRep ]] || fail "synthetic fixture is $SEAL_PROOF"
+"$BIN/prove-asan" "$PARAMS_DIR" "$C1" "$SECTOR_ID" "$PROVER_ID" "$OUT/synth-c.proof"
+"$BIN/prove-go" "$PARAMS_DIR" "$C1" "$SECTOR_ID" "$PROVER_ID" "$OUT/synth-go.proof"
+# shellcheck disable=SC2046
+expect_rc 0 "$BIN/prove-go" verify $(statement "$SECTOR_ID" "$PROVER_ID" "$SEED") "$OUT/synth-c.proof"
+# shellcheck disable=SC2046
+expect_rc 0 "$BIN/prove-asan" verify $(statement "$SECTOR_ID" "$PROVER_ID" "$SEED") "$OUT/synth-go.proof"
+echo "SyntheticPoRep proofs verify, by both programs"
+
 echo "examples: ok"

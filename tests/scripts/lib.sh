@@ -63,9 +63,9 @@ go_cache_key() {
 }
 
 # Fixture facts from cuzk-fixture (one JSON line; it generates missing fixtures).
-load_fixture() {
+load_fixture() { # [registered proof name; default StackedDrg2KiBV1_1]
     [[ -x $CUZK_FIXTURE_BIN ]] || fail "cuzk-fixture not built at $CUZK_FIXTURE_BIN (cargo build --release)"
-    FIXTURE=$("$CUZK_FIXTURE_BIN" --root "$CUZK_FIXTURES_DIR" 2>/dev/null) || fail "cuzk-fixture failed"
+    FIXTURE=$("$CUZK_FIXTURE_BIN" --root "$CUZK_FIXTURES_DIR" "$@" 2>/dev/null) || fail "cuzk-fixture $* failed"
     PARAMS_DIR=$(fixture_str params_dir)
     C1=$(fixture_str c1_path)
     SEAL_PROOF=$(fixture_str registered_proof)
