@@ -30,28 +30,41 @@ const USAGE: &str = "usage: cuzk-daemon --config FILE [--check-config]
   --version        print the version and exit
 Logs go to stderr; RUST_LOG sets the filter (default: info).";
 
-fn main() -> ExitCode {
-    let mut config: Option<PathBuf> = None;
-    let mut check = false;
-    let mut args = std::env::args_os().skip(1);
-    while let Some(a) = args.next() {
-        match a.to_str() {
-            Some("--config") => match args.next() {
-                Some(p) => config = Some(p.into()),
-                None => return usage("--config needs a file"),
-            },
-            Some("--check-config") => check = true,
-            Some("--version") => {
+/// What the command line asks for.
+struct Args {
+    config: Option<PathBuf>,
+    check: bool,
+}
+
+/// Ok(None): --help or --version answered (printed); Err: the problem, for usage().
+fn parse_args() -> Result<Option<Args>, String> {
+    use lexopt::prelude::*;
+    let mut a = Args { config: None, check: false };
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("config") => a.config = Some(p.value().map_err(|e| e.to_string())?.into()),
+            Long("check-config") => a.check = true,
+            Long("version") => {
                 println!("cuzk-daemon {} (library {})", env!("CARGO_PKG_VERSION"), cuzk::VERSION);
-                return ExitCode::SUCCESS;
+                return Ok(None);
             }
-            Some("-h" | "--help") => {
+            Short('h') | Long("help") => {
                 println!("{USAGE}");
-                return ExitCode::SUCCESS;
+                return Ok(None);
             }
-            _ => return usage(&format!("unknown argument {a:?}")),
+            other => return Err(other.unexpected().to_string()),
         }
     }
+    Ok(Some(a))
+}
+
+fn main() -> ExitCode {
+    let (config, check) = match parse_args() {
+        Ok(Some(a)) => (a.config, a.check),
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(problem) => return usage(&problem),
+    };
     let Some(path) = config else { return usage("--config is required") };
     let cfg = match config::DaemonConfig::read(&path) {
         Ok(c) => c,

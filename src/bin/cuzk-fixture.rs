@@ -18,34 +18,56 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[path = "tools_cli/mod.rs"]
+mod cli;
+
+static SUBS: &[cli::Sub] = &[
+    cli::Sub {
+        name: "",
+        help: "the params and a sealed sector of each PROOF (name or number; default StackedDrg2KiBV1_1), one JSON line each",
+        opts: &[
+            cli::text("root", "fixtures directory (default CUZK_FIXTURES_DIR or /var/tmp/cuzk-fixtures)"),
+            cli::num("seed", "seed of the params and the sector"),
+            cli::flag("sector-only", "no params"),
+            cli::flag("shape", "count each proof's partition circuit instead (PoSt and update proofs too)"),
+            cli::flag("kinds", "the WinningPoSt / WindowPoSt / SnapDeals fixtures instead"),
+        ],
+        positional: Some("[PROOF ...]"),
+    },
+    cli::Sub {
+        name: "cc-sector",
+        help: "a committed-capacity sector's C1 output without sealing, as DIR/c1.json and DIR/sector.json",
+        opts: &[
+            cli::text("proof", "registered seal proof (required)"),
+            cli::num("seed", "seed"),
+            cli::text("out", "output directory (required)"),
+            cli::flag("verify", "then run filecoin-proofs' vanilla verification over it"),
+        ],
+        positional: None,
+    },
+    cli::Sub {
+        name: "srs",
+        help: "a generated TEST SRS (seeded toxic waste: never for production) for PROOF's circuit",
+        opts: &[cli::text("proof", "registered seal proof (required)"), cli::num("seed", "seed"), cli::text("out", "output directory (required)")],
+        positional: None,
+    },
+];
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let mut root = cuzk::fixtures::default_root();
-    let mut seed = cuzk::fixtures::DEFAULT_SEED;
-    let mut proofs = Vec::new();
-    let mut with_params = true;
-    let mut shape = false;
-    let mut args = std::env::args().skip(1).peekable();
-    if args.peek().map(String::as_str) == Some("cc-sector") {
-        return cc_sector(args.skip(1).collect());
+    let a = cli::parse("cuzk-fixture", SUBS);
+    match a.sub {
+        "cc-sector" => return cc_sector(&a),
+        "srs" => return test_srs(&a),
+        _ => {}
     }
-    if args.peek().map(String::as_str) == Some("srs") {
-        return test_srs(args.skip(1).collect());
+    let root = a.text("root").map_or_else(cuzk::fixtures::default_root, PathBuf::from);
+    let seed = a.num("seed", cuzk::fixtures::DEFAULT_SEED);
+    let (with_params, shape) = (!a.has("sector-only"), a.has("shape"));
+    if a.has("kinds") {
+        return kinds(&root, seed);
     }
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--root" => root = PathBuf::from(args.next().unwrap_or_default()),
-            "--sector-only" => with_params = false,
-            "--shape" => shape = true,
-            "--kinds" => return kinds(&root, seed),
-            "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
-            "-h" | "--help" => {
-                println!("usage: cuzk-fixture [--root DIR] [--seed N] [--sector-only | --shape] [PROOF ...]");
-                return ExitCode::SUCCESS;
-            }
-            p => proofs.push(p.to_string()),
-        }
-    }
+    let mut proofs = a.positional.clone();
     if proofs.is_empty() {
         proofs.push("StackedDrg2KiBV1_1".into());
     }
@@ -99,12 +121,8 @@ fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
 }
 
 /// `cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]`.
-fn cc_sector(args: Vec<String>) -> ExitCode {
-    let usage = "usage: cuzk-fixture cc-sector --proof PROOF [--seed N] --out DIR [--verify]";
-    let GenArgs { proof, seed, out, verify } = match gen_args("cc-sector", usage, args, true) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+fn cc_sector(a: &cli::Parsed) -> ExitCode {
+    let Some(GenArgs { proof, seed, out, verify }) = gen_args(a) else { return ExitCode::from(2) };
     let run = || -> cuzk::error::Result<serde_json::Value> {
         let proof = cuzk::registry::parse(&proof)?;
         let t = std::time::Instant::now();
@@ -131,12 +149,8 @@ fn cc_sector(args: Vec<String>) -> ExitCode {
 }
 
 /// `cuzk-fixture srs --proof PROOF [--seed N] --out DIR`.
-fn test_srs(args: Vec<String>) -> ExitCode {
-    let usage = "usage: cuzk-fixture srs --proof PROOF [--seed N] --out DIR   (a TEST SRS: never for production)";
-    let GenArgs { proof, seed, out, .. } = match gen_args("srs", usage, args, false) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+fn test_srs(a: &cli::Parsed) -> ExitCode {
+    let Some(GenArgs { proof, seed, out, .. }) = gen_args(a) else { return ExitCode::from(2) };
     let run = || -> cuzk::error::Result<serde_json::Value> {
         let proof = cuzk::registry::parse(&proof)?;
         let sections = cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no section sizes for {proof:?}"))?;
@@ -168,8 +182,8 @@ fn test_srs(args: Vec<String>) -> ExitCode {
     report("srs", run())
 }
 
-/// The options of the generating subcommands: `--proof PROOF [--seed N] --out DIR`, and
-/// `--verify` where `verify_flag` allows it. Err: the exit code (usage printed).
+/// The options of the generating subcommands (`--proof` and `--out` required). None: the
+/// problem was printed.
 struct GenArgs {
     proof: String,
     seed: u64,
@@ -177,32 +191,17 @@ struct GenArgs {
     verify: bool,
 }
 
-fn gen_args(cmd: &str, usage: &str, args: Vec<String>, verify_flag: bool) -> Result<GenArgs, ExitCode> {
-    let (mut proof, mut seed, mut out, mut verify) = (None, cuzk::fixtures::DEFAULT_SEED, None, false);
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let parsed = match a.as_str() {
-            "--proof" => value("--proof").map(|v| proof = Some(v)),
-            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
-            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
-            "--verify" if verify_flag => Ok(verify = true),
-            "-h" | "--help" => {
-                println!("{usage}");
-                return Err(ExitCode::SUCCESS);
-            }
-            other => Err(format!("unknown argument {other}")),
-        };
-        if let Err(e) = parsed {
-            eprintln!("cuzk-fixture {cmd}: {e}\n{usage}");
-            return Err(ExitCode::from(2));
-        }
-    }
-    match (proof, out) {
-        (Some(proof), Some(out)) => Ok(GenArgs { proof, seed, out, verify }),
+fn gen_args(a: &cli::Parsed) -> Option<GenArgs> {
+    match (a.text("proof"), a.text("out")) {
+        (Some(proof), Some(out)) => Some(GenArgs {
+            proof: proof.to_string(),
+            seed: a.num("seed", cuzk::fixtures::DEFAULT_SEED),
+            out: PathBuf::from(out),
+            verify: a.has("verify"),
+        }),
         _ => {
-            eprintln!("cuzk-fixture {cmd}: --proof and --out are required\n{usage}");
-            Err(ExitCode::from(2))
+            eprintln!("cuzk-fixture {}: --proof and --out are required\n{}", a.sub, cli::usage("cuzk-fixture", SUBS));
+            None
         }
     }
 }

@@ -37,6 +37,8 @@ use cuzk::srs::{Srs, Validation};
 
 mod kinds;
 mod msm;
+#[path = "../tools_cli/mod.rs"]
+mod cli;
 mod sample;
 mod shaped;
 mod soak;
@@ -237,44 +239,59 @@ fn synth(runs: usize) {
 
 /// The number after `name` (None when `name` is absent); a missing or unparsable value ends the
 /// program with status 2 naming it (never a silent default).
-fn arg(args: &[String], name: &str) -> Option<usize> {
-    let i = args.iter().position(|a| a == name)?;
-    match args.get(i + 1).map(|s| (s, s.parse())) {
-        Some((_, Ok(v))) => Some(v),
-        Some((s, Err(_))) => {
-            eprintln!("cuzk-bench: {name} {s}: not a number");
-            std::process::exit(2);
-        }
-        None => {
-            eprintln!("cuzk-bench: {name} needs a value");
-            std::process::exit(2);
-        }
-    }
-}
+const RUNS: cli::Opt = cli::num("runs", "measured runs of each side (default 3)");
+static SUBS: &[cli::Sub] = &[
+    cli::Sub { name: "p1", help: "2 KiB C2 warm latency: cuzk vs filecoin-proofs' seal_commit_phase2; SRS load", opts: &[RUNS], positional: None },
+    cli::Sub { name: "p6", help: "SRS only: filecoin-proofs' decode vs cuzk's decode and decoded-SRS cache", opts: &[RUNS], positional: None },
+    cli::Sub { name: "synth", help: "one 2 KiB partition's synthesis: upstream sequential vs cuzk", opts: &[RUNS], positional: None },
+    cli::Sub {
+        name: "synth-shaped",
+        help: "one partition of a real shape: upstream sequential vs cuzk (seconds, constraints/core-s, RSS)",
+        opts: &[
+            cli::text("proof", "registered seal proof, name or number (default 8 = 32 GiB)"),
+            RUNS,
+            cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
+        ],
+        positional: None,
+    },
+    cli::Sub {
+        name: "kinds",
+        help: "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load",
+        opts: &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side")],
+        positional: None,
+    },
+    cli::Sub {
+        name: "msm",
+        help: "the CPU's ΣH over the 2 KiB h points: AVX-512 IFMA Pippenger vs blst",
+        opts: &[RUNS, cli::nums("windows", "window sizes to try (default: the tuned one)")],
+        positional: None,
+    },
+    cli::Sub {
+        name: "soak",
+        help: "N synthetic proofs through one engine, every tenth cancelled: resources must stay flat",
+        opts: &[cli::num("jobs", "proofs (default 1000)"), cli::num("constraints", "constraints per circuit (default 1024)")],
+        positional: None,
+    },
+];
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let runs = arg(&args, "--runs").unwrap_or(3);
-    match args.first().map(String::as_str) {
-        Some("p1") => p1(runs),
-        Some("p6") => p6(runs),
-        Some("synth") => synth(runs),
-        Some("synth-shaped") => {
-            let proof = args.iter().position(|a| a == "--proof").and_then(|i| args.get(i + 1)).map_or("8", String::as_str);
-            let modes = args.iter().position(|a| a == "--modes").and_then(|i| args.get(i + 1)).map_or("both", String::as_str);
-            shaped::run(cuzk::registry::parse(proof).expect("--proof"), runs, modes)
-        }
-        Some("kinds") => kinds::run(runs, arg(&args, "--c2-jobs").unwrap_or(4), !args.iter().any(|a| a == "--no-upstream")),
-        Some("msm") => {
-            let w = args.iter().position(|a| a == "--windows").and_then(|i| args.get(i + 1));
-            let w: Vec<usize> = w.map(|s| s.split(',').map(|x| x.parse().expect("--windows")).collect()).unwrap_or_default();
-            msm::run(runs, &w)
-        }
-        Some("soak") => soak::run(arg(&args, "--jobs").unwrap_or(1000), arg(&args, "--constraints").unwrap_or(1024)),
-        _ => {
-            eprintln!("usage: cuzk-bench p1 [--runs N] | msm [--runs N] [--windows W,..] | kinds [--runs N] [--c2-jobs M] [--no-upstream] | p6 [--runs N] | synth [--runs N] | synth-shaped [--proof P] [--runs N] [--modes M] | soak [--jobs N] [--constraints K]");
-            std::process::exit(2);
-        }
+    let a = cli::parse("cuzk-bench", SUBS);
+    let runs = a.num("runs", 3usize);
+    match a.sub {
+        "p1" => p1(runs),
+        "p6" => p6(runs),
+        "synth" => synth(runs),
+        "synth-shaped" => match cuzk::registry::parse(a.text("proof").unwrap_or("8")) {
+            Ok(proof) => shaped::run(proof, runs, a.text("modes").unwrap_or("both")),
+            Err(e) => {
+                eprintln!("cuzk-bench synth-shaped --proof: {e}");
+                std::process::exit(2);
+            }
+        },
+        "kinds" => kinds::run(runs, a.num("c2-jobs", 4), !a.has("no-upstream")),
+        "msm" => msm::run(runs, &a.text("windows").map(|_| a.nums("windows", "")).unwrap_or_default()),
+        "soak" => soak::run(a.num("jobs", 1000), a.num("constraints", 1024)),
+        other => unreachable!("subcommand {other} is declared but not dispatched"),
     }
 }
