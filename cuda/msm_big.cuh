@@ -102,7 +102,7 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // at infinity, its weight is zero); null `vals`: entry j is points[j] (the affine rounds' output). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
 // warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
-// cuda/NOTES.md). Blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that that many
+// cuda/HISTORY.md). Blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that that many
 // fit per SM, 0 leaves them uncapped (the shapes measured: `variant`).
 template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets(const affine_t* points, const uint32_t* vals,
@@ -215,7 +215,7 @@ inline std::vector<uint32_t> widths(uint32_t c)
 // blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
 // multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
 // 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
-// SUMS_128x4, 0.97x). Measured in cuda/NOTES.md.
+// SUMS_128x4, 0.97x). Measured in cuda/HISTORY.md.
 // AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 64 additions per thread and
 // inversion, 32 with AFFINE_K32, 128 with AFFINE_K128 (at 2^27 0.87x, 0.89x and 0.88x the XYZZ
 // sums' time; K 8 and 16 slower: BENCHMARKS.md, 2026-12-03 evening).

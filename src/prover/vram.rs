@@ -390,7 +390,7 @@ mod tests {
     }
 
     /// Today's resident 32 GiB footprint as cuda/ sizes it: SRS 47.4 GB, a workspace of ~31 GB,
-    /// ΣH scratch of ~21 GB (BENCHMARKS / cuda/NOTES.md: ~107 GB for one lane, ~138 for two).
+    /// ΣH scratch of ~21 GB (BENCHMARKS / cuda/HISTORY.md: ~107 GB for one lane, ~138 for two).
     #[test]
     fn the_32gib_resident_footprint() {
         let f = Footprint::of(&porep_32g());
