@@ -11,6 +11,7 @@ mod cuda;
 pub mod ifma;
 pub mod msm;
 mod ntt;
+mod select;
 pub mod vram;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 
 pub use cpu::CpuBackend;
+pub use select::{select_backend, BackendChoice};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, DeviceInfo as CudaDeviceInfo, OnesSums as CudaOnesSums, Started as CudaStarted};
 #[cfg(all(feature = "cuda", feature = "tools"))]
@@ -171,6 +173,13 @@ pub trait Backend: Send + Sync {
     /// which the engine reserves with the partition. Default: none counted.
     fn working_bytes(&self, srs: &Srs) -> u64 {
         let _ = srs;
+        0
+    }
+
+    /// Host memory the backend holds between proofs, beyond the SRS and recorded circuits (the
+    /// CUDA backend's parking space for a lean stage H: 8 GiB per lane at 32 GiB). The engine's
+    /// automatic memory budget leaves it out. Default: none.
+    fn held_host_bytes(&self) -> u64 {
         0
     }
 

@@ -583,6 +583,26 @@ struct Spill {
     buf: Vec<std::mem::MaybeUninit<blstrs::Scalar>>,
 }
 
+/// Bytes of every workspace's parking space in this process (`Backend::held_host_bytes`).
+static SPILL_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Host memory the workspaces' parking spaces hold now.
+pub fn spill_bytes() -> u64 {
+    SPILL_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Spill {
+    fn bytes(&self) -> u64 {
+        std::mem::size_of_val(&self.buf[..]) as u64
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        SPILL_BYTES.fetch_sub(self.bytes(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 // SAFETY: a workspace is only used by the proof holding its lane's mutex; the C++ object has
 // no thread affinity (each call selects its device).
 unsafe impl Send for Workspace {}
@@ -617,7 +637,9 @@ impl Workspace {
                 if pin.is_some() { " page-locked" } else { "" },
                 t.elapsed().as_secs_f64()
             );
-            self.spill = Some(Spill { _pin: pin, buf });
+            let spill = Spill { _pin: pin, buf };
+            SPILL_BYTES.fetch_add(spill.bytes(), std::sync::atomic::Ordering::Relaxed);
+            self.spill = Some(spill);
         }
         self.spill.as_mut().expect("set above").buf.as_mut_ptr().cast()
     }

@@ -460,6 +460,10 @@ impl Backend for CudaBackend {
         self.prove_finish(srs, started)
     }
 
+    fn held_host_bytes(&self) -> u64 {
+        ffi::spill_bytes()
+    }
+
     fn devices(&self) -> Vec<DeviceStatus> {
         self.pool.status()
     }
