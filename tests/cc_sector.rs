@@ -38,7 +38,7 @@ fn engine_proof_of_a_generated_2kib_sector_verifies() {
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
     let inputs = cuzk::synth::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
     let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
-    let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
+    let reference = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(0, &srs.params, r, s).unwrap();
     let ours = CpuBackend::default().prove(&srs, inputs.circuits.synthesize(0, srs.size_hint()).unwrap(), r, s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     reference.write(&mut a).unwrap();

@@ -38,7 +38,7 @@ fn check(proof: RegisteredSealProof) {
     drop(r1cs);
     if proof == StackedDrg32GiBV1_1 {
         let t = Instant::now();
-        let (input, aux) = inputs.circuits.witness_sequential(0).unwrap();
+        let (input, aux) = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().witness_sequential(0).unwrap();
         eprintln!("{proof:?}: upstream witness-only synthesis in {:.1} s", t.elapsed().as_secs_f64());
         assert!(input == w.input, "{proof:?}: public inputs differ from upstream's");
         assert_eq!(aux.len(), w.aux.len(), "{proof:?}: aux count");

@@ -34,7 +34,7 @@ fn assert_native_equals_upstream(
         let native = inputs.circuits.witness(k, hint).unwrap();
         let t_native = t.elapsed();
         let t = std::time::Instant::now();
-        let (input, aux) = inputs.circuits.witness_sequential(k).unwrap();
+        let (input, aux) = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().witness_sequential(k).unwrap();
         eprintln!(
             "{what} partition {k}: native {t_native:?}, bellperson witness-only {:?}",
             t.elapsed()

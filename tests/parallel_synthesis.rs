@@ -23,7 +23,7 @@ fn parallel_challenges_equal_sequential_synthesis() {
     let inputs = parse_c1(&sector.c1_json().unwrap(), &sector.prover_id, sector.sector_id).unwrap();
 
     let t = std::time::Instant::now();
-    let seq = inputs.circuits.synthesize_sequential(0, SizeHint::default()).unwrap();
+    let seq = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().synthesize_sequential(0, SizeHint::default()).unwrap();
     let t_seq = t.elapsed();
     let t = std::time::Instant::now();
     let par = inputs.circuits.synthesize(0, SizeHint::default()).unwrap();
@@ -88,7 +88,7 @@ fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {
         let inputs = parse_c1(&c1, &prover, sector).unwrap();
         let [ic, h, l, ..] = cuzk::srs::expected_sections(proof).unwrap();
         let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l }; // what Srs::size_hint gives
-        let seq = inputs.circuits.synthesize_sequential(0, hint).unwrap();
+        let seq = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().synthesize_sequential(0, hint).unwrap();
         let par = inputs.circuits.synthesize(0, hint).unwrap();
         assert_equal(&seq, &par, &format!("{proof:?}"));
         drop(par);

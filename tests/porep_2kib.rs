@@ -195,7 +195,7 @@ fn fixed_r_s_is_byte_identical_to_bellperson() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(42);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
 
-    let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
+    let reference = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(0, &srs.params, r, s).unwrap();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
     let ours = CpuBackend::default().prove(&srs, asg, r, s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());

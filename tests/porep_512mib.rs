@@ -44,7 +44,7 @@ fn real_512mib_c2_verifies_with_filecoin_proofs() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(512);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let t = Instant::now();
-    let reference = inputs.circuits.bellperson_reference(0, &srs.params, r, s).unwrap();
+    let reference = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(0, &srs.params, r, s).unwrap();
     let bellperson_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();

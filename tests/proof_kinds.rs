@@ -112,7 +112,7 @@ fn synthesis_equals_upstream_value_for_value() {
         let hint = s.engine.srs_get(inputs.circuit).unwrap().unwrap().size_hint();
         for part in 0..inputs.circuits.partitions() {
             let t = std::time::Instant::now();
-            let seq = inputs.circuits.synthesize_sequential(part, hint).unwrap();
+            let seq = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().synthesize_sequential(part, hint).unwrap();
             let t_seq = t.elapsed();
             let t = std::time::Instant::now();
             let ours = inputs.circuits.synthesize(part, hint).unwrap();
@@ -135,7 +135,7 @@ fn byte_identical_to_bellperson() {
         for part in 0..inputs.circuits.partitions() {
             let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
             let ours = CpuBackend::default().prove(&srs, asg, r, t).unwrap().proof;
-            let theirs = inputs.circuits.bellperson_reference(part, &srs.params, r, t).unwrap();
+            let theirs = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(part, &srs.params, r, t).unwrap();
             assert!(ours == theirs, "{:?} partition {part}", req.kind());
         }
     }

@@ -114,15 +114,6 @@ mod tests {
         fn synthesize(&self, _: usize, _: SizeHint) -> crate::error::Result<Assignment> {
             unreachable!("the queue never synthesizes")
         }
-        fn bellperson_reference(
-            &self,
-            _: usize,
-            _: &bellperson::groth16::Parameters<blstrs::Bls12>,
-            _: blstrs::Scalar,
-            _: blstrs::Scalar,
-        ) -> crate::error::Result<bellperson::groth16::Proof<blstrs::Bls12>> {
-            unreachable!()
-        }
     }
 
     fn job(id: u64, priority: i32, partitions: usize, srs: &Arc<Srs>) -> Arc<Job> {

@@ -34,22 +34,20 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
         self.0.synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }
 
+    #[cfg(any(test, feature = "tools"))]
+    fn upstream(&self) -> Option<&dyn crate::synth::upstream::Upstream> {
+        Some(self)
+    }
+}
+
+#[cfg(any(test, feature = "tools"))]
+impl<B: BuildCircuit> crate::synth::upstream::Upstream for Compound<B> {
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        let circuit = self.0.circuit(k)?;
-        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        crate::synth::upstream::sequential(self.0.circuit(k)?, k, hint)
     }
 
-    fn bellperson_reference(
-        &self,
-        k: usize,
-        params: &bellperson::groth16::Parameters<Bls12>,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<Proof<Bls12>> {
-        let circuit = self.0.circuit(k)?;
-        let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
-            .status(Status::Prover, "bellperson create_proof_batch")?;
-        proofs.pop().ok_or_else(|| err!(Internal, "bellperson returned no proof"))
+    fn bellperson_reference(&self, k: usize, params: &bellperson::groth16::Parameters<Bls12>, r: Scalar, s: Scalar) -> Result<Proof<Bls12>> {
+        crate::synth::upstream::reference_proof(self.0.circuit(k)?, params, r, s)
     }
 }
 

@@ -11,6 +11,8 @@ pub mod r1cs;
 pub mod shape;
 #[cfg(any(test, feature = "tools"))]
 mod toy;
+#[cfg(any(test, feature = "tools"))]
+pub mod upstream;
 pub mod validate;
 mod witness;
 
@@ -22,11 +24,10 @@ pub use r1cs::R1cs;
 pub use toy::Toy;
 pub use witness::Witness;
 
-use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::constants::DefaultPieceDomain;
 use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
-use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked;
 
 use crate::error::{Result, ResultExt, Status};
 use crate::registry::{self, RegisteredSealProof};
@@ -64,33 +65,12 @@ pub trait PartitionCircuits: Send + Sync {
         Err(err!(Unsupported, "no parallel recording for this circuit"))
     }
 
-    /// Partition `k` through upstream's own circuit on one thread — what [`Self::synthesize`]
-    /// must equal exactly (tests and benchmarks only; circuits without a parallel path keep
-    /// this default).
-    #[doc(hidden)]
-    fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        self.synthesize(k, hint)
+    /// Upstream's own paths through these circuits, which the fast ones must equal (tests and
+    /// benchmarks; not in the shipped library). None: a toy circuit without them.
+    #[cfg(any(test, feature = "tools"))]
+    fn upstream(&self) -> Option<&dyn upstream::Upstream> {
+        None
     }
-
-    /// Partition `k`'s witness (inputs, aux) from upstream's circuit through bellperson's
-    /// witness-only constraint system on one thread: no linear combination is evaluated — the
-    /// floor of any synthesis that computes a, b, c from a recorded R1CS (benchmarks only).
-    #[doc(hidden)]
-    fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
-        let _ = k;
-        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
-    }
-
-    /// Prove partition `k` with bellperson's own `create_proof_batch` — the reference every
-    /// backend must match byte for byte (tests and benchmarks only).
-    #[doc(hidden)]
-    fn bellperson_reference(
-        &self,
-        k: usize,
-        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
-        r: blstrs::Scalar,
-        s: blstrs::Scalar,
-    ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>>;
 }
 
 /// Partition `k` through its witness and the proof type's recorded R1CS: the assignment
@@ -145,6 +125,8 @@ pub fn parse_c1(bytes: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<Se
 struct StackedPartitions<Tree: 'static + MerkleTreeTrait> {
     proof: RegisteredSealProof,
     public_inputs: stacked::PublicInputs<<Tree::Hasher as filecoin_hashers::Hasher>::Domain, DefaultPieceDomain>,
+    /// What upstream's circuit is built from (its reference paths only).
+    #[cfg(any(test, feature = "tools"))]
     vanilla_params: stacked::PublicParams<Tree>,
     vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>>,
 }
@@ -173,8 +155,8 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
     let comm_r = filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r").status(Status::InvalidInput, "C1 output")?;
     let comm_d: DefaultPieceDomain =
         filecoin_proofs::as_safe_commitment(&c1.comm_d, "comm_d").status(Status::InvalidInput, "C1 output")?;
-    let vanilla_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
-        .status(Status::Internal, "public params")?;
+    #[cfg(any(test, feature = "tools"))]
+    let vanilla_params = filecoin_proofs::parameters::public_params::<Tree>(&config).status(Status::Internal, "public params")?;
     let replica_id: blstrs::Scalar = c1.replica_id.into();
     let expected = stacked::generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id);
     let expected: blstrs::Scalar = expected.into();
@@ -192,7 +174,13 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
-    Ok(Arc::new(StackedPartitions::<Tree> { proof, public_inputs, vanilla_params, vanilla_proofs }))
+    Ok(Arc::new(StackedPartitions::<Tree> {
+        proof,
+        public_inputs,
+        #[cfg(any(test, feature = "tools"))]
+        vanilla_params,
+        vanilla_proofs,
+    }))
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tree> {
@@ -218,9 +206,16 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
         record::conclude(res, self.proof, cancelled)
     }
 
+    #[cfg(any(test, feature = "tools"))]
+    fn upstream(&self) -> Option<&dyn upstream::Upstream> {
+        Some(self)
+    }
+}
+
+#[cfg(any(test, feature = "tools"))]
+impl<Tree: 'static + MerkleTreeTrait> upstream::Upstream for StackedPartitions<Tree> {
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        let circuit = self.circuit(k)?;
-        Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        upstream::sequential(self.circuit(k)?, k, hint)
     }
 
     fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
@@ -239,15 +234,17 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
         r: blstrs::Scalar,
         s: blstrs::Scalar,
     ) -> Result<bellperson::groth16::Proof<blstrs::Bls12>> {
-        let circuit = self.circuit(k)?;
-        let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])
-            .status(Status::Prover, "bellperson create_proof_batch")?;
-        proofs.pop().ok_or_else(|| err!(Internal, "bellperson returned no proof"))
+        upstream::reference_proof(self.circuit(k)?, params, r, s)
     }
 }
 
+#[cfg(any(test, feature = "tools"))]
 impl<Tree: 'static + MerkleTreeTrait> StackedPartitions<Tree> {
-    fn circuit(&self, k: usize) -> Result<stacked::StackedCircuit<Tree, DefaultPieceHasher>> {
+    /// Partition `k`'s circuit as upstream's `StackedCompound::circuit` builds it.
+    fn circuit(&self, k: usize) -> Result<stacked::StackedCircuit<Tree, filecoin_proofs::constants::DefaultPieceHasher>> {
+        use filecoin_proofs::constants::DefaultPieceHasher;
+        use storage_proofs_core::compound_proof::CompoundProof;
+        use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
         let proofs = self
             .vanilla_proofs
             .get(k)

@@ -33,9 +33,10 @@ globals=$(readelf -sW "$PREFIX/lib/libcuzk.a" | awk '($5 == "GLOBAL" || $5 == "W
 [[ $exports == "$globals" ]] || { diff <(echo "$exports") <(echo "$globals") >&2; fail "libcuzk.a defines global symbols beyond the C ABI"; }
 [[ $(grep -c . <<<"$exports") -ge 20 && $exports != *blst* ]] || fail "unexpected exports: $exports"
 echo "SONAME $SONAME, symlinks, $(grep -c . <<<"$exports") global symbols (the C ABI) in both libraries"
-# The shipped library is the prover only: the development tools (feature `tools`) stay out.
+# The shipped library is the prover only: the development tools and the upstream reference
+# paths of the tests (feature `tools`) stay out.
 contents=$(nm -C "$PREFIX/lib/libcuzk.a") || fail "nm libcuzk.a failed"
-if grep -E 'cuzk::(fixtures|synth::toy|prover::cuda::synthetic)::' <<<"$contents" | head -3 | grep .; then
+if grep -E 'cuzk::(fixtures|synth::toy|synth::upstream|prover::cuda::synthetic)::' <<<"$contents" | head -3 | grep .; then
     fail "the installed library contains development tools (feature tools)"
 fi
 # Nor the daemon's async runtime and gRPC stack: they live in bin/cuzk-daemon alone.

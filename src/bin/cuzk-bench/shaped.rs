@@ -39,7 +39,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
     drop(c1);
     let mut results = serde_json::Map::new();
     type Synth<'a> = &'a dyn Fn() -> cuzk::error::Result<cuzk::synth::Assignment>;
-    let upstream: Synth<'_> = &|| inputs.circuits.synthesize_sequential(0, hint);
+    let upstream: Synth<'_> = &|| cuzk::synth::upstream::of(&*inputs.circuits).expect("upstream paths").synthesize_sequential(0, hint);
     let ours: Synth<'_> = &|| inputs.circuits.synthesize(0, hint);
     for (mode, f) in [("upstream_sequential", upstream), ("cuzk_parallel", ours)] {
         if !modes.split(',').any(|m| m == "both" || m == "all" || mode.starts_with(m)) {
@@ -150,14 +150,14 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             reset_peak();
             let base = peak_kib();
             let t = Instant::now();
-            let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
+            let (input, aux) = cuzk::synth::upstream::of(&*inputs.circuits).expect("upstream paths").witness_sequential(0).expect("witness");
             let s = t.elapsed().as_secs_f64();
             let peak = peak_kib().saturating_sub(base) >> 10;
             println!("witness_only run {i}: {s:.2}s, peak +{peak} MiB RSS, {} inputs, {} aux", input.len(), aux.len());
             if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
                 drop((input, aux));
-                let full = inputs.circuits.synthesize_sequential(0, hint).expect("synthesis");
-                let (input, aux) = inputs.circuits.witness_sequential(0).expect("witness");
+                let full = cuzk::synth::upstream::of(&*inputs.circuits).expect("upstream paths").synthesize_sequential(0, hint).expect("synthesis");
+                let (input, aux) = cuzk::synth::upstream::of(&*inputs.circuits).expect("upstream paths").witness_sequential(0).expect("witness");
                 println!(
                     "witness_only equals full synthesis: inputs {}, aux {} ({} vs {} aux)",
                     input == full.input,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use blstrs::{Bls12, Scalar};
+use blstrs::Bls12;
 use cuzk::engine::{Engine, EngineConfig, JobState};
 use cuzk::error::{Result, ResultExt, Status};
 use cuzk::registry::RegisteredSealProof;
@@ -22,18 +22,6 @@ impl PartitionCircuits for ToySector {
 
     fn synthesize(&self, _k: usize, hint: SizeHint) -> Result<Assignment> {
         Assignment::synthesize(self.0.clone(), hint).status(Status::Synthesis, "toy circuit")
-    }
-
-    fn bellperson_reference(
-        &self,
-        _k: usize,
-        params: &bellperson::groth16::Parameters<Bls12>,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<bellperson::groth16::Proof<Bls12>> {
-        let mut p = bellperson::groth16::create_proof_batch(vec![self.0.clone()], params, vec![r], vec![s])
-            .status(Status::Prover, "bellperson")?;
-        p.pop().ok_or_else(|| cuzk::err!(Internal, "no proof"))
     }
 }
 
