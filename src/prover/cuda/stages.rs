@@ -125,26 +125,37 @@ fn set_queries(inp: &mut ffi::ProveIn, q: &[SparseScalars; 3], b_g2: bool, fold:
     }
 }
 
+/// One attempt at a proof's device stages, on a held lane.
+struct Attempt<'a> {
+    /// The device's MSM gate (one proof's MSMs at a time).
+    gate: &'a Mutex<()>,
+    dsrs: &'a ffi::DeviceSrs,
+    witness: &'a Witness,
+    /// The witness's classification, if the synthesis thread made it.
+    ready: Option<[SparseScalars; 3]>,
+    /// B's G2 MSM on the device (else CPU threads take it).
+    b_g2: bool,
+    /// ΣH folded with L's and B_G1's significant scalars (resident mode only).
+    fold: bool,
+    /// The queries uploaded before the gate is taken (beside the other lane's MSMs).
+    queries_first: bool,
+    /// No other proof on the device: the sparse work but ΣH may run beside stage H.
+    beside: bool,
+}
+
 impl CudaBackend {
     /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), the
-    /// queries' upload, then, holding the device's MSM `gate`, the sparse stage, on a held lane;
-    /// with `beside` (no other proof on the device), a given classification and a free gate, the
-    /// sparse work but ΣH beside stage H instead (STAGE_EARLY). Returns the classification.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn stages(
+    /// queries' upload, then, holding the device's MSM gate, the sparse stage; with `beside`, a
+    /// given classification and a free gate, the sparse work but ΣH beside stage H instead
+    /// (STAGE_EARLY). Returns the classification.
+    fn stages(
         ws: &mut ffi::Workspace,
-        gate: &Mutex<()>,
-        dsrs: &ffi::DeviceSrs,
         inp: &mut ffi::ProveIn,
         out: &mut ffi::ProveOut,
-        witness: &Witness,
-        ready: Option<[SparseScalars; 3]>,
-        b_g2: bool,
-        fold: bool,
-        queries_first: bool,
-        beside: bool,
+        a: Attempt<'_>,
         t: &mut PhaseTimings,
     ) -> std::result::Result<[SparseScalars; 3], StageError> {
+        let Attempt { gate, dsrs, witness, ready, b_g2, fold, queries_first, beside } = a;
         // An idle device and a classified witness: the sparse work but ΣH runs beside stage H,
         // under the MSM gate, taken only if free (another lane's MSMs never wait for a stage H).
         let free_gate = match (beside && ready.is_some()).then(|| gate.try_lock()) {
@@ -288,7 +299,17 @@ impl CudaBackend {
                 }
                 let first = self.queries_before_gate();
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
-                Self::stages(ws, gate, &on.srs, &mut inp, &mut out, witness, ready.take(), b_g2, fold && !streamed, first, beside, t).map(|q| (q, wall.elapsed()))
+                let attempt = Attempt {
+                    gate,
+                    dsrs: &on.srs,
+                    witness,
+                    ready: ready.take(),
+                    b_g2,
+                    fold: fold && !streamed,
+                    queries_first: first,
+                    beside,
+                };
+                Self::stages(ws, &mut inp, &mut out, attempt, t).map(|q| (q, wall.elapsed()))
             });
             // Out of device memory with two workspaces: retry with one. The check clears the
             // failed allocation's error from this thread (else the retry's next error check
