@@ -103,18 +103,6 @@ mod cuda {
         archs
     }
 
-    /// One `-gencode` value per architecture (SASS), and PTX of the newest, so GPUs newer than
-    /// every SASS still run (JIT).
-    fn gencodes() -> Vec<String> {
-        let archs = archs();
-        let ptx = archs.iter().copied().max().expect("at least one architecture");
-        archs
-            .iter()
-            .map(|a| format!("arch=compute_{a},code=sm_{a}"))
-            .chain([format!("arch=compute_{ptx},code=compute_{ptx}")])
-            .collect()
-    }
-
     pub fn build() {
         let nvcc = find_nvcc();
         let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -140,12 +128,20 @@ mod cuda {
             .flag("-Xcompiler")
             .flag("-Wno-subobject-linkage")
             .warnings(false);
-        for g in gencodes() {
+        // One `-gencode` per architecture (SASS), and PTX of the newest, so GPUs newer than every
+        // SASS still run (JIT). The compile and the device link below take the same list.
+        let archs = archs();
+        let ptx = archs.iter().copied().max().expect("at least one architecture");
+        let gencodes: Vec<String> = archs
+            .iter()
+            .map(|a| format!("arch=compute_{a},code=sm_{a}"))
+            .chain([format!("arch=compute_{ptx},code=compute_{ptx}")])
+            .collect();
+        for g in &gencodes {
             b.flag("-gencode").flag(g);
         }
-        let ptx = archs().into_iter().max().expect("at least one architecture");
         // What the metrics' cuzk_build_info reports as cuda_archs.
-        let built: Vec<String> = archs().iter().map(|a| format!("sm_{a}")).chain([format!("compute_{ptx}")]).collect();
+        let built: Vec<String> = archs.iter().map(|a| format!("sm_{a}")).chain([format!("compute_{ptx}")]).collect();
         println!("cargo:rustc-env=CUZK_CUDA_ARCHS_BUILT={}", built.join(","));
         if env::var_os("CARGO_FEATURE_CUDA_FAULT_INJECTION").is_some() {
             b.define("CUZK_CUDA_FAULT_INJECTION", None);
@@ -170,7 +166,7 @@ mod cuda {
         let dlink = out.join("cuzk_cuda_dlink.o");
         let mut link = Command::new(&nvcc);
         link.args(["--device-link", "-m64", "-Xcompiler", "-fPIC"]);
-        for g in gencodes() {
+        for g in &gencodes {
             link.arg("-gencode").arg(g);
         }
         link.arg("-o").arg(&dlink).args(&objects);

@@ -39,27 +39,8 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
 
         let mut proofs = Vec::new();
         for i in 0..2 {
-            let mut id = 0u64;
-            ok(
-                cuzk_submit_porep_c2(
-                    engine,
-                    f.c1.as_ptr(),
-                    f.c1.len(),
-                    f.sector.sector_id,
-                    f.sector.prover_id.as_ptr(),
-                    0,
-                    ptr::null(),
-                    &mut id,
-                    &mut err,
-                ),
-                err,
-            );
-            let (mut state, mut proof) = (-1, ptr::null_mut());
-            ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut proof, &mut err), err);
-            assert_eq!(state, cuzk::engine::JobState::Done as i32);
-            let (mut p, mut len) = (ptr::null(), 0usize);
-            ok(cuzk_proof_bytes(proof, &mut p, &mut len, &mut err), err);
-            let bytes = std::slice::from_raw_parts(p, len).to_vec();
+            let proof = prove(engine, &f.c1, &f.sector);
+            let bytes = proof_bytes(proof);
             assert_eq!(bytes.len(), 192);
             let mut srs_s = -1.0;
             ok(cuzk_proof_timing(proof, 1, &mut srs_s, &mut err), err);
@@ -108,6 +89,28 @@ fn c2_through_the_c_abi_verifies_with_filecoin_proofs() {
     }
 }
 
+/// Submit `c1` as `sector`'s C2 and wait: the finished job's proof (the caller frees it).
+unsafe fn prove(engine: *mut cuzk_engine, c1: &[u8], sector: &cuzk::fixtures::SectorFixture) -> *mut cuzk_proof {
+    let mut err = ptr::null_mut();
+    let mut id = 0u64;
+    ok(
+        cuzk_submit_porep_c2(engine, c1.as_ptr(), c1.len(), sector.sector_id, sector.prover_id.as_ptr(), 0, ptr::null(), &mut id, &mut err),
+        err,
+    );
+    let (mut state, mut proof) = (-1, ptr::null_mut());
+    ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut proof, &mut err), err);
+    assert_eq!(state, cuzk::engine::JobState::Done as i32);
+    proof
+}
+
+/// A copy of `proof`'s bytes.
+unsafe fn proof_bytes(proof: *const cuzk_proof) -> Vec<u8> {
+    let mut err = ptr::null_mut();
+    let (mut p, mut len) = (ptr::null(), 0usize);
+    ok(cuzk_proof_bytes(proof, &mut p, &mut len, &mut err), err);
+    std::slice::from_raw_parts(p, len).to_vec()
+}
+
 /// SyntheticPoRep (Curio's UseSyntheticPoRep: registered proofs 10–14): a 2 KiB sector sealed
 /// with `generate_synth_proofs` before C1 is proved through the C ABI under the proof number
 /// its C1 names, and filecoin-proofs' `verify_seal` (and cuzk's) accept the proof.
@@ -126,17 +129,8 @@ fn synthetic_porep_c2_through_the_c_abi_verifies_with_filecoin_proofs() {
         ok(cuzk_c1_registered_proof(c1.as_ptr(), c1.len(), &mut number, &mut err), err);
         assert_eq!(number, 10, "StackedDrg2KiBV1_1_Feat_SyntheticPoRep is filecoin-ffi's 10");
         ok(cuzk_srs_load(engine, number, ptr::null(), ptr::null_mut(), &mut err), err);
-        let mut id = 0u64;
-        ok(
-            cuzk_submit_porep_c2(engine, c1.as_ptr(), c1.len(), sector.sector_id, sector.prover_id.as_ptr(), 0, ptr::null(), &mut id, &mut err),
-            err,
-        );
-        let (mut state, mut p) = (-1, ptr::null_mut());
-        ok(cuzk_job_wait(engine, id, 600_000, &mut state, &mut p, &mut err), err);
-        assert_eq!(state, cuzk::engine::JobState::Done as i32);
-        let (mut bytes, mut len) = (ptr::null(), 0usize);
-        ok(cuzk_proof_bytes(p, &mut bytes, &mut len, &mut err), err);
-        let bytes = std::slice::from_raw_parts(bytes, len).to_vec();
+        let p = prove(engine, &c1, &sector);
+        let bytes = proof_bytes(p);
         cuzk_proof_free(p);
         assert!(common::filecoin_verify_sector(&sector, &bytes), "filecoin-proofs rejected a SyntheticPoRep proof");
         let (st, m, valid) = common::c_verify_seal(engine, &sector, &bytes);

@@ -34,23 +34,13 @@ static SUBS: &[cli::Sub] = &[
         ],
         positional: Some("[PROOF ...]"),
     },
-    cli::Sub {
-        name: "cc-sector",
-        help: "a committed-capacity sector's C1 output without sealing, as DIR/c1.json and DIR/sector.json",
-        opts: &[
-            cli::text("proof", "registered seal proof (required)"),
-            cli::num("seed", "seed"),
-            cli::text("out", "output directory (required)"),
-            cli::flag("verify", "then run filecoin-proofs' vanilla verification over it"),
-        ],
-        positional: None,
-    },
-    cli::Sub {
-        name: "srs",
-        help: "a generated TEST SRS (seeded toxic waste: never for production) for PROOF's circuit",
-        opts: &[cli::text("proof", "registered seal proof (required)"), cli::num("seed", "seed"), cli::text("out", "output directory (required)")],
-        positional: None,
-    },
+    cli::sub("cc-sector", "a committed-capacity sector's C1 output without sealing, as DIR/c1.json and DIR/sector.json", &[
+        cli::text("proof", "registered seal proof (required)"),
+        cli::num("seed", "seed"),
+        cli::text("out", "output directory (required)"),
+        cli::flag("verify", "then run filecoin-proofs' vanilla verification over it"),
+    ]),
+    cli::sub("srs", "a generated TEST SRS (seeded toxic waste: never for production) for PROOF's circuit", &[cli::text("proof", "registered seal proof (required)"), cli::num("seed", "seed"), cli::text("out", "output directory (required)")]),
 ];
 
 fn main() -> ExitCode {

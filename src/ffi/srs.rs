@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::boundary::{arg, arg_bytes, arg_opt_str, guard, out, write_opt};
 use super::cancel::cuzk_cancel;
+use crate::cancel::CancelToken;
 use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
@@ -140,14 +141,27 @@ pub unsafe extern "C" fn cuzk_srs_load_kind(
     out_load_seconds: *mut f64,
     err: *mut *mut cuzk_error,
 ) -> Status {
-    guard(err, || {
-        let e = arg(engine, "engine")?;
-        let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
-        let path = arg_opt_str(path, "path")?;
-        let srs = e.inner.srs_load(circuit, path.map(Path::new))?;
-        write_opt(out_load_seconds, srs.load_time.as_secs_f64());
-        Ok(())
-    })
+    guard(err, || load_kind(engine, kind, registered_proof, path, CancelToken::never(), out_load_seconds))
+}
+
+/// The body of `cuzk_srs_load_kind` and `cuzk_srs_load_cancellable`.
+///
+/// # Safety
+/// As for `cuzk_srs_load_kind`.
+unsafe fn load_kind(
+    engine: *const cuzk_engine,
+    kind: i32,
+    registered_proof: i64,
+    path: *const c_char,
+    cancel: &CancelToken,
+    out_load_seconds: *mut f64,
+) -> crate::error::Result<()> {
+    let e = arg(engine, "engine")?;
+    let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
+    let path = arg_opt_str(path, "path")?;
+    let srs = e.inner.srs_load_cancellable(circuit, path.map(Path::new), cancel)?;
+    write_opt(out_load_seconds, srs.load_time.as_secs_f64());
+    Ok(())
 }
 
 /// [`cuzk_srs_load_kind`] that `cancel` stops: triggered from another thread, the load returns
@@ -169,13 +183,8 @@ pub unsafe extern "C" fn cuzk_srs_load_cancellable(
     err: *mut *mut cuzk_error,
 ) -> Status {
     guard(err, || {
-        let e = arg(engine, "engine")?;
         let cancel = &arg(cancel, "cancel")?.token;
-        let circuit = CircuitId::from_number(ProofKind::from_number(kind)?, registered_proof)?;
-        let path = arg_opt_str(path, "path")?;
-        let srs = e.inner.srs_load_cancellable(circuit, path.map(Path::new), cancel)?;
-        write_opt(out_load_seconds, srs.load_time.as_secs_f64());
-        Ok(())
+        load_kind(engine, kind, registered_proof, path, cancel, out_load_seconds)
     })
 }
 

@@ -89,10 +89,11 @@ pub struct JobInputs {
 
 /// "sector 4" or "sectors 1, 5, 9, ... (2349)": sector numbers for a log line, at most four.
 pub fn sectors_subject(ids: &[u64]) -> String {
+    let list = |ids: &[u64]| ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
     match ids {
         [one] => format!("sector {one}"),
-        _ if ids.len() <= 4 => format!("sectors {}", ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
-        _ => format!("sectors {}, ... ({} in all)", ids[..3].iter().map(u64::to_string).collect::<Vec<_>>().join(", "), ids.len()),
+        _ if ids.len() <= 4 => format!("sectors {}", list(ids)),
+        _ => format!("sectors {}, ... ({} in all)", list(&ids[..3]), ids.len()),
     }
 }
 

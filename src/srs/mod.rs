@@ -339,16 +339,23 @@ pub(crate) fn generator_parameters(counts: [usize; 5]) -> Parameters<Bls12> {
 mod tests {
     use super::*;
 
-    /// A cache directory that cannot be written costs the cache, never the load.
-    #[test]
-    fn unwritable_cache_dir_still_loads() {
+    /// Tiny generator-point params written as `<temp>/cuzk-srs-<tag>-<pid>/tiny.params`:
+    /// (the parameters, their directory, the file).
+    fn tiny_params_file(tag: &str) -> (Parameters<Bls12>, PathBuf, PathBuf) {
         let p = generator_parameters([2, 3, 2, 2, 2]);
-        let dir = std::env::temp_dir().join(format!("cuzk-srs-unwritable-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let params = dir.join("tiny.params");
         let mut bytes = Vec::new();
         p.write(&mut bytes).unwrap();
         std::fs::write(&params, &bytes).unwrap();
+        (p, dir, params)
+    }
+
+    /// A cache directory that cannot be written costs the cache, never the load.
+    #[test]
+    fn unwritable_cache_dir_still_loads() {
+        let (p, dir, params) = tiny_params_file("unwritable");
         // A regular file where the cache directory should be: nothing can be created below it.
         let not_a_dir = dir.join("cache-is-a-file");
         std::fs::write(&not_a_dir, b"x").unwrap();
@@ -366,13 +373,7 @@ mod tests {
     /// nothing resident; a fresh token then gets its turn.
     #[test]
     fn a_cancelled_load_stops_and_keeps_nothing() {
-        let p = generator_parameters([2, 3, 2, 2, 2]);
-        let dir = std::env::temp_dir().join(format!("cuzk-srs-cancel-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let params = dir.join("tiny.params");
-        let mut bytes = Vec::new();
-        p.write(&mut bytes).unwrap();
-        std::fs::write(&params, &bytes).unwrap();
+        let (_, dir, params) = tiny_params_file("cancel");
         let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
         let shape = Some([2, 3, 2, 2, 2, 2]);
 

@@ -241,37 +241,17 @@ fn synth(runs: usize) {
 /// program with status 2 naming it (never a silent default).
 const RUNS: cli::Opt = cli::num("runs", "measured runs of each side (default 3)");
 static SUBS: &[cli::Sub] = &[
-    cli::Sub { name: "p1", help: "2 KiB C2 warm latency: cuzk vs filecoin-proofs' seal_commit_phase2; SRS load", opts: &[RUNS], positional: None },
-    cli::Sub { name: "p6", help: "SRS only: filecoin-proofs' decode vs cuzk's decode and decoded-SRS cache", opts: &[RUNS], positional: None },
-    cli::Sub { name: "synth", help: "one 2 KiB partition's synthesis: upstream sequential vs cuzk", opts: &[RUNS], positional: None },
-    cli::Sub {
-        name: "synth-shaped",
-        help: "one partition of a real shape: upstream sequential vs cuzk (seconds, constraints/core-s, RSS)",
-        opts: &[
-            cli::text("proof", "registered seal proof, name or number (default 8 = 32 GiB)"),
-            RUNS,
-            cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
-        ],
-        positional: None,
-    },
-    cli::Sub {
-        name: "kinds",
-        help: "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load",
-        opts: &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side")],
-        positional: None,
-    },
-    cli::Sub {
-        name: "msm",
-        help: "the CPU's ΣH over the 2 KiB h points: AVX-512 IFMA Pippenger vs blst",
-        opts: &[RUNS, cli::nums("windows", "window sizes to try (default: the tuned one)")],
-        positional: None,
-    },
-    cli::Sub {
-        name: "soak",
-        help: "N synthetic proofs through one engine, every tenth cancelled: resources must stay flat",
-        opts: &[cli::num("jobs", "proofs (default 1000)"), cli::num("constraints", "constraints per circuit (default 1024)")],
-        positional: None,
-    },
+    cli::sub("p1", "2 KiB C2 warm latency: cuzk vs filecoin-proofs' seal_commit_phase2; SRS load", &[RUNS]),
+    cli::sub("p6", "SRS only: filecoin-proofs' decode vs cuzk's decode and decoded-SRS cache", &[RUNS]),
+    cli::sub("synth", "one 2 KiB partition's synthesis: upstream sequential vs cuzk", &[RUNS]),
+    cli::sub("synth-shaped", "one partition of a real shape: upstream sequential vs cuzk (seconds, constraints/core-s, RSS)", &[
+        cli::text("proof", "registered seal proof, name or number (default 8 = 32 GiB)"),
+        RUNS,
+        cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
+    ]),
+    cli::sub("kinds", "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load", &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side")]),
+    cli::sub("msm", "the CPU's ΣH over the 2 KiB h points: AVX-512 IFMA Pippenger vs blst", &[RUNS, cli::nums("windows", "window sizes to try (default: the tuned one)")]),
+    cli::sub("soak", "N synthetic proofs through one engine, every tenth cancelled: resources must stay flat", &[cli::num("jobs", "proofs (default 1000)"), cli::num("constraints", "constraints per circuit (default 1024)")]),
 ];
 
 fn main() {

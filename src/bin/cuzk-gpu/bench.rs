@@ -39,11 +39,11 @@ fn pippenger_fp_muls(n: f64) -> (f64, u32) {
 /// and its (n/2)·log n butterfly multiplications at the Fr rate; then the FP64 Fp product
 /// (cuda/fp64.cuh) alone and beside sppark's, after checking it against sppark's (fails if it differs);
 /// and the NTTs with their passes split evenly (cuda/ntt_split.cuh), checked against sppark's the same way.
-pub(crate) fn ceiling(args: &[String]) -> bool {
+pub(crate) fn ceiling(args: &Parsed) -> bool {
     let Some(gpu) = backend() else { return true };
     for i in 0..gpu.device_count() {
         let name = gpu.device_info(i).map(|d| d.name).unwrap_or_default();
-        match gpu.ceiling(i, arg(args, "--ntt-log", 26)) {
+        match gpu.ceiling(i, args.num("ntt-log", 26)) {
             Ok(c) => {
                 let (imad, fp) = (c.imad, c.fp_mul);
                 let floor = |log: u32| {
@@ -114,10 +114,10 @@ pub(crate) fn ceiling(args: &[String]) -> bool {
 /// against sppark's batch addition, over the bases (2^16 distinct random ones repeated) whose bit
 /// is set in a pseudo-random bitmap of 2^log bits; our passes of at most 2^C entries if given.
 /// Both times and whether the sums agree.
-pub(crate) fn ones_bench(args: &[String]) -> bool {
+pub(crate) fn ones_bench(args: &Parsed) -> bool {
     let Some(gpu) = backend() else { return true };
-    let logs = list_arg(args, "--log", "20,24,27");
-    let chunk = args.iter().position(|a| a == "--chunk-log").and_then(|i| args.get(i + 1)).map_or(0, |c| 1usize << c.parse::<u32>().expect("a number"));
+    let logs = args.nums::<u32>("log", "20,24,27");
+    let chunk = if args.has("chunk-log") { 1usize << args.num::<u32>("chunk-log", 0) } else { 0 };
     let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 9);
     let mut ok = true;
     for log in logs {
@@ -154,9 +154,9 @@ pub(crate) fn ones_bench(args: &[String]) -> bool {
 /// 256-thread blocks, 822 = c 22 by affine rounds). A plain c is the XYZZ sums. Flag 64 keeps the
 /// scalars in Montgomery form, reduced in every window's digits (7222 = 822 so); without it each
 /// run sums a copy taken as spent, out of Montgomery form once, as proofs do.
-pub(crate) fn msm_bench(args: &[String]) -> bool {
+pub(crate) fn msm_bench(args: &Parsed) -> bool {
     let Some(gpu) = backend() else { return true };
-    let (logs, windows) = (list_arg(args, "--log", "20,24,27"), list_arg(args, "--windows", "16,20,21,22"));
+    let (logs, windows) = (args.nums::<u32>("log", "20,24,27"), args.nums::<u32>("windows", "16,20,21,22"));
     let points = cuzk::prover::cuda_synthetic::g1_points(1 << 16, 7);
     let mut ok = true;
     for log in logs {
@@ -194,11 +194,11 @@ pub(crate) fn msm_bench(args: &[String]) -> bool {
     ok
 }
 
-pub(crate) fn bench_e2e(args: &[String]) -> bool {
-    let runs: usize = arg(args, "--runs", 5);
-    let jobs: usize = arg(args, "--jobs", 16);
-    let workers: usize = arg(args, "--synthesis-workers", 0);
-    let lanes: usize = arg(args, "--gpu-lanes", 0);
+pub(crate) fn bench_e2e(args: &Parsed) -> bool {
+    let runs: usize = args.num("runs", 5);
+    let jobs: usize = args.num("jobs", 16);
+    let workers: usize = args.num("synthesis-workers", 0);
+    let lanes: usize = args.num("gpu-lanes", 0);
     if backend().is_none() {
         return true;
     }
@@ -270,9 +270,9 @@ pub(crate) fn bench_e2e(args: &[String]) -> bool {
     }
 }
 
-pub(crate) fn bench_2kib(args: &[String]) -> bool {
-    let runs: usize = arg(args, "--runs", 5);
-    let cpu_runs: usize = arg(args, "--cpu-runs", 2);
+pub(crate) fn bench_2kib(args: &Parsed) -> bool {
+    let runs: usize = args.num("runs", 5);
+    let cpu_runs: usize = args.num("cpu-runs", 2);
     let Some(gpu) = backend() else { return true };
     let Some((_f, srs, asg, synth_s)) = fixture_2kib("") else { return false };
     println!("SRS load {:.2}s, synthesis {synth_s:.2}s", srs.load_time.as_secs_f64());
@@ -285,7 +285,7 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
         t.elapsed().as_secs_f64(),
         phases_ms(&first.phases)
     );
-    let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", 0);
+    let cpu_b_g2_runs: usize = args.num("cpu-b-g2-runs", 0);
     let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last = PhaseTimings::default();
     // (B_G2 on the GPU, classified beforehand as the engine's synthesis threads do, runs,
@@ -349,21 +349,21 @@ pub(crate) fn bench_2kib(args: &[String]) -> bool {
 
 /// The scalar mix of a PoRep-like synthetic witness: shares measured on the 2 KiB PoRep
 /// partition (cuzk-gpu stats-2kib; see cuda/NOTES.md), each overridable.
-fn witness_mix(args: &[String]) -> WitnessMix {
+fn witness_mix(args: &Parsed) -> WitnessMix {
     WitnessMix {
-        zero: arg(args, "--zero", 0.51),
-        one: arg(args, "--one", 0.47),
-        a_density: arg(args, "--a-density", 0.996),
-        b_density: arg(args, "--b-density", 0.255),
+        zero: args.num("zero", 0.51),
+        one: args.num("one", 0.47),
+        a_density: args.num("a-density", 0.996),
+        b_density: args.num("b-density", 0.255),
     }
 }
 
 /// `classify-bench`: the witness classification the engine's synthesis threads run before a
 /// partition reaches the GPU (`prepare`), on a PoRep-like witness of 2^N aux scalars, on this
 /// host's threads (no device needed). Two builds side by side give a same-run ratio.
-pub(crate) fn classify_bench(args: &[String]) -> bool {
-    let log: u32 = arg(args, "--log", 24);
-    let runs: usize = arg(args, "--runs", 5);
+pub(crate) fn classify_bench(args: &Parsed) -> bool {
+    let log: u32 = args.num("log", 24);
+    let runs: usize = args.num("runs", 5);
     let t = Instant::now();
     let asg = synthetic::porep_like_assignment(1, 328, 1 << log, witness_mix(args), 42);
     println!("witness 2^{log} aux scalars in {:.1}s on {} threads", t.elapsed().as_secs_f64(), rayon::current_num_threads());
@@ -390,18 +390,18 @@ pub(crate) fn classify_bench(args: &[String]) -> bool {
     true
 }
 
-pub(crate) fn bench_synthetic(args: &[String]) -> bool {
-    let log: u32 = arg(args, "--log", 20);
-    let constraints: usize = arg(args, "--constraints", 1usize << log);
-    let runs: usize = arg(args, "--runs", 3);
+pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
+    let log: u32 = args.num("log", 20);
+    let constraints: usize = args.num("constraints", 1usize << log);
+    let runs: usize = args.num("runs", 3);
     let Some(gpu) = backend() else { return true };
     let mix = witness_mix(args);
-    let aux = arg(args, "--aux", constraints);
+    let aux = args.num("aux", constraints);
     let t = Instant::now();
     let asg = synthetic::porep_like_assignment(constraints, 18, aux, mix, 42);
     let t_asg = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let distinct: usize = arg(args, "--distinct", usize::MAX);
+    let distinct: usize = args.num("distinct", usize::MAX);
     let srs = Srs::from_parameters(PROOF, synthetic::random_params_tiled(Shape::of(&asg), 43, distinct));
     let t_srs = t.elapsed().as_secs_f64();
     println!(
@@ -414,12 +414,12 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
     println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
     let first_bytes = bytes(&first.proof);
-    let cpu_b_g2_runs: usize = arg(args, "--cpu-b-g2-runs", runs);
+    let cpu_b_g2_runs: usize = args.num("cpu-b-g2-runs", runs);
     // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
     // threads do, runs). The last, the engine's path, is the headline.
-    let sppark_runs: usize = arg(args, "--sppark-h-runs", 0);
-    let xyzz_runs: usize = arg(args, "--xyzz-h-runs", 0);
-    let late_runs: usize = arg(args, "--late-sparse-runs", 0);
+    let sppark_runs: usize = args.num("sppark-h-runs", 0);
+    let xyzz_runs: usize = args.num("xyzz-h-runs", 0);
+    let late_runs: usize = args.num("late-sparse-runs", 0);
     // ΣH by sppark's Pippenger, or by the one-pass big-MSM with XYZZ bucket sums, instead of its
     // affine rounds; the sparse work but ΣH after stage H instead of beside it (the same proof
     // bytes).
@@ -488,8 +488,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     );
     // The same workload for the peer (benches/supraseal: `supraseal-c2-bench raw`).
     let export = |flag: &str, what: &dyn Fn(&std::path::Path) -> std::io::Result<()>| {
-        let p: String = arg(args, flag, String::new());
-        if !p.is_empty() {
+        if let Some(p) = args.text(flag.trim_start_matches("--")) {
             let t = Instant::now();
             match what(std::path::Path::new(&p)) {
                 Ok(()) => println!("exported {flag} {p} in {:.1}s", t.elapsed().as_secs_f64()),
@@ -503,7 +502,7 @@ pub(crate) fn bench_synthetic(args: &[String]) -> bool {
     };
     let exported = export("--export-witness", &|dir| synthetic::write_assignment(&asg, dir))
         && export("--export-params", &|path| synthetic::write_params(&srs.params, path));
-    let k: usize = arg(args, "--stream", 0);
+    let k: usize = args.num("stream", 0);
     if k > 0 {
         gpu.set_b_g2_on_gpu(true);
         gpu.set_msm_h_sppark(false);

@@ -1,4 +1,4 @@
-//! Shared by the subcommands: argument parsing, the backend, the 2 KiB fixture, formatting.
+//! Shared by the subcommands: their options' type, the backend, the 2 KiB fixture, formatting.
 
 pub(crate) use std::time::Instant;
 
@@ -15,34 +15,9 @@ pub(crate) use ff::Field;
 pub(crate) use rand::SeedableRng;
 pub(crate) use rand_chacha::ChaCha20Rng;
 
+pub(crate) use crate::cli::Parsed;
+
 pub(crate) const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
-
-/// The value after `name` (`default` when `name` is absent); a missing or unparsable value
-/// ends the program with status 2 naming it (never a silent default).
-pub(crate) fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    let Some(i) = args.iter().position(|a| a == name) else { return default };
-    match args.get(i + 1).map(|s| (s, s.parse())) {
-        Some((_, Ok(v))) => v,
-        Some((s, Err(_))) => {
-            eprintln!("cuzk-gpu: {name} {s}: not a valid value");
-            std::process::exit(2);
-        }
-        None => {
-            eprintln!("cuzk-gpu: {name} needs a value");
-            std::process::exit(2);
-        }
-    }
-}
-
-/// A comma-separated list of numbers after `name` (`default` when absent); panics on a bad one.
-pub(crate) fn list_arg(args: &[String], name: &str, default: &str) -> Vec<u32> {
-    let v = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map_or(default, String::as_str);
-    v.split(',').map(|x| x.parse().expect("a list of numbers")).collect()
-}
-
-pub(crate) fn flag(args: &[String], name: &str) -> bool {
-    args.iter().any(|a| a == name)
-}
 
 pub(crate) fn backend() -> Option<CudaBackend> {
     match CudaBackend::new() {

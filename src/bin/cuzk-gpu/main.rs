@@ -74,10 +74,8 @@ fn main() {
 #[cfg(feature = "cuda")]
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
-    let parsed = cli::parse("cuzk-gpu", SUBS);
-    // The subcommands read their options from argv again (`common::arg`), now checked.
-    let args = parsed.argv();
-    let ok = match parsed.sub {
+    let args = cli::parse("cuzk-gpu", SUBS);
+    let ok = match args.sub {
         "probe" => probe(),
         "ceiling" => ceiling(&args),
         "msm-bench" => msm_bench(&args),
@@ -112,99 +110,59 @@ const MIX: [cli::Opt; 4] = [
 /// Every subcommand and its options; the module doc says what each measures.
 #[cfg(feature = "cuda")]
 static SUBS: &[cli::Sub] = &[
-    cli::Sub { name: "probe", help: "devices, or the reason there are none", opts: &[], positional: None },
-    cli::Sub { name: "ceiling", help: "the device's arithmetic and copy rates, the floors they imply", opts: &[cli::num("ntt-log", "NTT size (default 26)")], positional: None },
-    cli::Sub {
-        name: "msm-bench",
-        help: "the one-pass big-MSM vs sppark's Pippenger",
-        opts: &[cli::nums("log", "sizes, log2 (default 20,24,27)"), cli::nums("windows", "window sizes (default 16,20,21,22)")],
-        positional: None,
-    },
-    cli::Sub {
-        name: "ones-bench",
-        help: "the sums of ones by affine rounds vs sppark's batch addition",
-        opts: &[cli::nums("log", "sizes, log2 (default 20,24,27)"), cli::num("chunk-log", "chunk size, log2")],
-        positional: None,
-    },
-    cli::Sub { name: "fixture", help: "make sure the 2 KiB params and sector exist", opts: &[], positional: None },
-    cli::Sub { name: "fixture-kinds", help: "the same for the PoSt and SnapDeals fixtures", opts: &[], positional: None },
-    cli::Sub { name: "stats-2kib", help: "scalar classes of the 2 KiB witness", opts: &[], positional: None },
-    cli::Sub {
-        name: "selftest",
-        help: "GPU vs CPU byte identity, part-by-part checks, verification, device-memory loop",
-        opts: &[
-            cli::num("min-log", "smallest synthetic size, log2 (default 14)"),
-            cli::num("max-log", "largest synthetic size, log2 (default 20)"),
-            cli::flag("no-synthetic", "skip the synthetic sizes"),
-            cli::flag("no-fixture", "skip the 2 KiB fixture"),
-            cli::num("mem-loop", "proofs of the device-memory loop (default 50)"),
-        ],
-        positional: None,
-    },
-    cli::Sub {
-        name: "bench-2kib",
-        help: "warm GPU prove time of the 2 KiB partition, CPU backend beside it",
-        opts: &[
-            cli::num("runs", "GPU runs (default 5)"),
-            cli::num("cpu-runs", "CPU runs (default 2)"),
-            cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default 0)"),
-        ],
-        positional: None,
-    },
-    cli::Sub {
-        name: "bench-synthetic",
-        help: "a PoRep-like synthetic partition of 2^N constraints on a random-point SRS",
-        opts: &[
-            cli::num("log", "constraints, log2 (default 20)"),
-            cli::num("constraints", "constraints (default 2^log)"),
-            cli::num("aux", "aux variables (default: constraints)"),
-            cli::num("runs", "runs of each mode (default 3)"),
-            cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default: runs)"),
-            cli::num("distinct", "distinct points per SRS vector"),
-            cli::num("sppark-h-runs", "runs with ΣH by sppark's MSM (default 0)"),
-            cli::num("xyzz-h-runs", "runs with ΣH by XYZZ bucket sums (default 0)"),
-            cli::num("late-sparse-runs", "runs with ΣH after stage H (default 0)"),
-            cli::text("export-witness", "directory for supraseal-c2-bench's workload"),
-            cli::text("export-params", "file for supraseal-c2-bench's params"),
-            cli::num("stream", "copies proved by two threads at once"),
-            MIX[0],
-            MIX[1],
-            MIX[2],
-            MIX[3],
-        ],
-        positional: None,
-    },
-    cli::Sub {
-        name: "classify-bench",
-        help: "the witness classification on 2^N PoRep-like aux scalars (host threads)",
-        opts: &[cli::num("log", "scalars, log2 (default 24)"), cli::num("runs", "runs (default 5)"), MIX[0], MIX[1], MIX[2], MIX[3]],
-        positional: None,
-    },
-    cli::Sub {
-        name: "bench-e2e",
-        help: "the 2 KiB C2 through the engine on CUDA: latency, then throughput",
-        opts: &[
-            cli::num("runs", "sequential jobs (default 5)"),
-            cli::num("jobs", "jobs submitted at once (default 16)"),
-            cli::num("synthesis-workers", "0 = automatic"),
-            cli::num("gpu-lanes", "0 = automatic"),
-        ],
-        positional: None,
-    },
-    cli::Sub { name: "soak-2kib", help: "N 2 KiB jobs, every tenth cancelled: resources flat", opts: &[cli::num("jobs", "jobs (default 1000)")], positional: None },
-    cli::Sub {
-        name: "bench-shaped",
-        help: "the engine at a real sector shape: one job's latency, then J at once, per budget and lane count",
-        opts: &[
-            cli::text("proof", "registered seal proof (default StackedDrg32GiBV1_1)"),
-            cli::num("jobs", "jobs at once (default 2)"),
-            cli::num("synthesis-workers", "0 = automatic"),
-            cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
-            cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),
-            cli::text("inputs", "shaped | cc (default shaped)"),
-            cli::num("recorded", "1: recorded circuit, 0: full synthesis (default 1)"),
-            cli::text("timeline", "file for every job's per-partition spans"),
-        ],
-        positional: None,
-    },
+    cli::sub("probe", "devices, or the reason there are none", &[]),
+    cli::sub("ceiling", "the device's arithmetic and copy rates, the floors they imply", &[cli::num("ntt-log", "NTT size (default 26)")]),
+    cli::sub("msm-bench", "the one-pass big-MSM vs sppark's Pippenger", &[cli::nums("log", "sizes, log2 (default 20,24,27)"), cli::nums("windows", "window sizes (default 16,20,21,22)")]),
+    cli::sub("ones-bench", "the sums of ones by affine rounds vs sppark's batch addition", &[cli::nums("log", "sizes, log2 (default 20,24,27)"), cli::num("chunk-log", "chunk size, log2")]),
+    cli::sub("fixture", "make sure the 2 KiB params and sector exist", &[]),
+    cli::sub("fixture-kinds", "the same for the PoSt and SnapDeals fixtures", &[]),
+    cli::sub("stats-2kib", "scalar classes of the 2 KiB witness", &[]),
+    cli::sub("selftest", "GPU vs CPU byte identity, part-by-part checks, verification, device-memory loop", &[
+        cli::num("min-log", "smallest synthetic size, log2 (default 14)"),
+        cli::num("max-log", "largest synthetic size, log2 (default 20)"),
+        cli::flag("no-synthetic", "skip the synthetic sizes"),
+        cli::flag("no-fixture", "skip the 2 KiB fixture"),
+        cli::num("mem-loop", "proofs of the device-memory loop (default 50)"),
+    ]),
+    cli::sub("bench-2kib", "warm GPU prove time of the 2 KiB partition, CPU backend beside it", &[
+        cli::num("runs", "GPU runs (default 5)"),
+        cli::num("cpu-runs", "CPU runs (default 2)"),
+        cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default 0)"),
+    ]),
+    cli::sub("bench-synthetic", "a PoRep-like synthetic partition of 2^N constraints on a random-point SRS", &[
+        cli::num("log", "constraints, log2 (default 20)"),
+        cli::num("constraints", "constraints (default 2^log)"),
+        cli::num("aux", "aux variables (default: constraints)"),
+        cli::num("runs", "runs of each mode (default 3)"),
+        cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default: runs)"),
+        cli::num("distinct", "distinct points per SRS vector"),
+        cli::num("sppark-h-runs", "runs with ΣH by sppark's MSM (default 0)"),
+        cli::num("xyzz-h-runs", "runs with ΣH by XYZZ bucket sums (default 0)"),
+        cli::num("late-sparse-runs", "runs with ΣH after stage H (default 0)"),
+        cli::text("export-witness", "directory for supraseal-c2-bench's workload"),
+        cli::text("export-params", "file for supraseal-c2-bench's params"),
+        cli::num("stream", "copies proved by two threads at once"),
+        MIX[0],
+        MIX[1],
+        MIX[2],
+        MIX[3],
+    ]),
+    cli::sub("classify-bench", "the witness classification on 2^N PoRep-like aux scalars (host threads)", &[cli::num("log", "scalars, log2 (default 24)"), cli::num("runs", "runs (default 5)"), MIX[0], MIX[1], MIX[2], MIX[3]]),
+    cli::sub("bench-e2e", "the 2 KiB C2 through the engine on CUDA: latency, then throughput", &[
+        cli::num("runs", "sequential jobs (default 5)"),
+        cli::num("jobs", "jobs submitted at once (default 16)"),
+        cli::num("synthesis-workers", "0 = automatic"),
+        cli::num("gpu-lanes", "0 = automatic"),
+    ]),
+    cli::sub("soak-2kib", "N 2 KiB jobs, every tenth cancelled: resources flat", &[cli::num("jobs", "jobs (default 1000)")]),
+    cli::sub("bench-shaped", "the engine at a real sector shape: one job's latency, then J at once, per budget and lane count", &[
+        cli::text("proof", "registered seal proof (default StackedDrg32GiBV1_1)"),
+        cli::num("jobs", "jobs at once (default 2)"),
+        cli::num("synthesis-workers", "0 = automatic"),
+        cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
+        cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),
+        cli::text("inputs", "shaped | cc (default shaped)"),
+        cli::num("recorded", "1: recorded circuit, 0: full synthesis (default 1)"),
+        cli::text("timeline", "file for every job's per-partition spans"),
+    ]),
 ];

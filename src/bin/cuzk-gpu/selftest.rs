@@ -76,13 +76,13 @@ pub(crate) fn toy_case(gpu: &CudaBackend, name: &str, toy: Toy, real_params: boo
     compare(gpu, name, &srs, asg, real_params, seed)
 }
 
-pub(crate) fn selftest(args: &[String]) -> bool {
+pub(crate) fn selftest(args: &Parsed) -> bool {
     let Some(gpu) = backend() else { return true };
-    let max_log: u32 = arg(args, "--max-log", 20);
-    let min_log: u32 = arg(args, "--min-log", 14);
-    let mem_loop: usize = arg(args, "--mem-loop", 50);
+    let max_log: u32 = args.num("max-log", 20);
+    let min_log: u32 = args.num("min-log", 14);
+    let mem_loop: usize = args.num("mem-loop", 50);
     let mut ok = true;
-    if flag(args, "--no-synthetic") {
+    if args.has("no-synthetic") {
         return selftest_rest(&gpu, args, mem_loop, ok);
     }
     println!("== synthetic circuits (real params up to 2^10 and verified; random-point SRS above)");
@@ -126,8 +126,8 @@ pub(crate) fn selftest(args: &[String]) -> bool {
     selftest_rest(&gpu, args, mem_loop, ok)
 }
 
-pub(crate) fn selftest_rest(gpu: &CudaBackend, args: &[String], mem_loop: usize, mut ok: bool) -> bool {
-    if !flag(args, "--no-fixture") {
+pub(crate) fn selftest_rest(gpu: &CudaBackend, args: &Parsed, mem_loop: usize, mut ok: bool) -> bool {
+    if !args.has("no-fixture") {
         println!("== 2 KiB fixture");
         ok &= selftest_2kib(gpu);
     }

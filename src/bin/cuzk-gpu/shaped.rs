@@ -23,18 +23,14 @@ fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape>
     Ok(synthetic::Shape { h, inputs: ic, aux: l, a, b })
 }
 
-pub(crate) fn bench_shaped(args: &[String]) -> bool {
-    let proof = args
-        .iter()
-        .position(|a| a == "--proof")
-        .and_then(|i| args.get(i + 1))
-        .map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), |p| cuzk::registry::parse(p));
-    let jobs: usize = arg(args, "--jobs", 2);
+pub(crate) fn bench_shaped(args: &Parsed) -> bool {
+    let proof = args.text("proof").map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), cuzk::registry::parse);
+    let jobs: usize = args.num("jobs", 2);
     // 1: partitions through the proof type's recorded circuit (recorded before timing, as a
     // long-running node has it); 0: full synthesis.
-    let recorded = arg(args, "--recorded", 1usize) != 0;
-    let workers: usize = arg(args, "--synthesis-workers", 0);
-    let cc = match args.iter().position(|a| a == "--inputs").and_then(|i| args.get(i + 1)).map(String::as_str) {
+    let recorded = args.num("recorded", 1usize) != 0;
+    let workers: usize = args.num("synthesis-workers", 0);
+    let cc = match args.text("inputs") {
         None | Some("shaped") => false,
         Some("cc") => true,
         Some(other) => {
@@ -43,20 +39,12 @@ pub(crate) fn bench_shaped(args: &[String]) -> bool {
         }
     };
     // Where to write every job's per-partition spans (for `cuzk-timeline`).
-    let timeline = args.iter().position(|a| a == "--timeline").and_then(|i| args.get(i + 1)).cloned();
+    let timeline = args.text("timeline").map(String::from);
     // GPU lanes per engine, one engine after the other on the same SRS and circuit (e.g. "2,1").
-    let lane_counts: Vec<usize> = args
-        .iter()
-        .position(|a| a == "--gpu-lanes")
-        .and_then(|i| args.get(i + 1))
-        .map_or_else(|| vec![0], |v| v.split(',').filter_map(|x| x.parse().ok()).collect());
+    let lane_counts: Vec<usize> = args.nums("gpu-lanes", "0");
     // VRAM budgets (MiB; 0 = automatic), one engine each after the lane counts' (e.g.
     // "24576,16384,12288": the streamed mode where the resident one does not fit).
-    let budgets: Vec<u64> = args
-        .iter()
-        .position(|a| a == "--vram-budget-mib")
-        .and_then(|i| args.get(i + 1))
-        .map_or_else(|| vec![0], |v| v.split(',').filter_map(|x| x.parse().ok()).collect());
+    let budgets: Vec<u64> = args.nums("vram-budget-mib", "0");
     if backend().is_none() {
         return true;
     }

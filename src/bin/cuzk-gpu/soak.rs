@@ -9,8 +9,8 @@ use crate::common::*;
 mod sample;
 use sample::{sample, Sample};
 
-pub(crate) fn soak_2kib(args: &[String]) -> bool {
-    let jobs: usize = arg(args, "--jobs", 1000);
+pub(crate) fn soak_2kib(args: &Parsed) -> bool {
+    let jobs: usize = args.num("jobs", 1000);
     let Some(gpu) = backend() else { return true };
     let res = (|| -> cuzk::error::Result<(serde_json::Value, bool)> {
         let f = fixture()?;

@@ -54,6 +54,11 @@ pub struct Sub {
     pub positional: Option<&'static str>,
 }
 
+/// A subcommand without positional arguments.
+pub const fn sub(name: &'static str, help: &'static str, opts: &'static [Opt]) -> Sub {
+    Sub { name, help, opts, positional: None }
+}
+
 /// A command line that passed the checks.
 pub struct Parsed {
     pub sub: &'static str,
@@ -72,26 +77,23 @@ impl Parsed {
         self.values.get(name).and_then(|v| v.as_deref())
     }
 
-    /// Option `name` as a number (checked at parse time), else `default`.
+    /// Option `name` as a number, else `default`. The text was checked at parse time; a number
+    /// too large for `T` ends the program with status 2.
     pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
-        self.text(name).map_or(default, |v| v.parse().ok().expect("checked at parse time"))
+        self.text(name).map_or(default, |v| parse_or_exit(name, v))
     }
 
-    /// Option `name` as a list of numbers (checked at parse time), else `default`.
+    /// Option `name` as a list of numbers (`default` when absent), each as [`Self::num`].
     pub fn nums<T: std::str::FromStr>(&self, name: &str, default: &str) -> Vec<T> {
-        self.text(name).unwrap_or(default).split(',').map(|x| x.parse().ok().expect("checked at parse time")).collect()
+        self.text(name).unwrap_or(default).split(',').map(|x| parse_or_exit(name, x)).collect()
     }
+}
 
-    /// The options as argv again (`SUB --name value ...`), for code that reads `&[String]`.
-    pub fn argv(&self) -> Vec<String> {
-        let mut v = vec![self.sub.to_string()];
-        for (k, val) in &self.values {
-            v.push(format!("--{k}"));
-            v.extend(val.clone());
-        }
-        v.extend(self.positional.iter().cloned());
-        v
-    }
+fn parse_or_exit<T: std::str::FromStr>(name: &str, v: &str) -> T {
+    v.parse().unwrap_or_else(|_| {
+        eprintln!("--{name} {v:?}: out of range");
+        std::process::exit(2)
+    })
 }
 
 pub fn usage(tool: &str, subs: &[Sub]) -> String {
