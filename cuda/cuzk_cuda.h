@@ -80,6 +80,9 @@ enum {
                                   keeps in host memory is streamed in tiles of tile_points bases; the
                                   sums of ones by batch addition; ΣH by sppark's Pippenger (host
                                   points streamed by it); no FOLD, no STAGE_EARLY */
+    CUZK_CUDA_H_BESIDE_TILES = 1024, /* STREAMED: ΣH on the calling thread while a second one walks the
+                                  queries' tiles (the caller's plan has room for both at once:
+                                  ΣH's batches, two G2 tiles, every query's gathered bases) */
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless

@@ -6,8 +6,10 @@
 // tile), and the bases of its significant scalars are gathered into one contiguous array, which
 // sppark's Pippenger then sums with their scalars — so every base crosses PCIe once per proof.
 // ΣH is sppark's Pippenger, which streams host bases itself (8 batches of 2^24 at 2^27). Sections
-// the handle holds on the device run the same code as a single tile with no copy. Device memory
-// beyond H's slot and the queries: two tiles (G1, then G2) or ΣH's batches, one after the other.
+// the handle holds on the device run the same code as a single tile with no copy. Where the plan
+// has room for both (CUZK_CUDA_H_BESIDE_TILES), ΣH runs beside the passes over the tiles, else
+// after them: device memory beyond H's slot and the queries is then the larger of two tiles and
+// ΣH's batches, not their sum.
 #ifndef CUZK_CUDA_STREAM_CUH
 #define CUZK_CUDA_STREAM_CUH
 
@@ -67,13 +69,13 @@ inline std::pair<size_t, size_t> indices_in(const uint32_t* idx, size_t n, size_
     return {(size_t)(b - idx), (size_t)(e - idx)};
 }
 
-// One query over one section: its ones summed into `ret` (nret per-warp sums), its significant
-// bases gathered into `gathered` tile by tile, then summed with their scalars by Pippenger.
-// W: 16-byte words per point (G1 6, G2 12). Returns the significant part.
-template<int W, class bucket, class point, class affine, class affine_m, class bucket_m>
-point stream_query(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>& sec, affine* slots, size_t tile,
-                   const cuzk_cuda_sparse& q, const uint32_t* d_bitmap, const uint32_t* d_sig_idx,
-                   const fr_t* d_sig_scalars, affine* gathered, bucket* ret)
+// One query's pass over one section's tiles, queued on `s`: its ones summed into `ret` (nret
+// per-warp sums), its significant bases gathered into `gathered`. W: 16-byte words per point (G1
+// 6, G2 12).
+template<int W, class bucket, class affine, class affine_m, class bucket_m>
+void pass_query(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>& sec, affine* slots, size_t tile,
+                const cuzk_cuda_sparse& q, const uint32_t* d_bitmap, const uint32_t* d_sig_idx, affine* gathered,
+                bucket* ret)
 {
     const gpu_t& gpu = ws.gpu;
     const section_t<affine> part{sec.dev, sec.host, q.npoints};  // a query may use fewer bases than its section has
@@ -87,14 +89,192 @@ point stream_query(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>
             CUDA_OK(cudaGetLastError());
         }
     });
-    s.sync();
-    return pippenger<bucket, point, affine>(gpu, gathered, d_sig_scalars, q.nsig);
 }
 
 inline void check_ascending(const char* what, const cuzk_cuda_sparse& q)
 {
     if (!std::is_sorted(q.sig_idx, q.sig_idx + q.nsig))
         throw invalid(std::string(what) + ": significant indices are not ascending");
+}
+
+// Where a streamed proof's sparse stage finds its bases and its uploaded queries.
+struct streamed_view {
+    section_t<affine_t> g1[3];  // L, A, B_G1
+    section_t<affine2_t> g2;
+    const cuzk_cuda_sparse* q[3];
+    sparse_queries qs;
+    size_t tile;
+    bool any_host;  // some section is streamed from host memory (the passes need tile slots)
+};
+
+// The G1 passes (L, A, B_G1) on `s`, between events e[0] and e[3] of each query (SIG + 4f), the
+// significant bases of query f gathered at `gathered[f]`; their per-warp sums then copied into
+// `partial`. Waits for them.
+inline void g1_passes(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, affine_t* slots,
+                      affine_t* const gathered[3], std::vector<bucket_t>& partial)
+{
+    const size_t nret = ws.nret();
+    for (int f = 0; f < 3; f++) {
+        timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
+        e[0].record(s);
+        pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots, v.tile, *v.q[f],
+                                                              ws.bitmaps.get() + v.qs.woff[f], ws.sig_idx.get() + v.qs.soff[f],
+                                                              gathered[f], ws.ret.get() + f * nret);
+        e[1].record(s);
+    }
+    partial.resize(3 * nret);
+    CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
+    s.sync();
+}
+
+// The G2 pass over B (ones, gathers) on `s` and its significant scalars' Pippenger, between
+// B2_START and B2_END; the per-warp sums copied into `partial2`. Returns the significant part.
+inline point2_t g2_pass(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, affine2_t* slots,
+                        std::vector<bucket2_t>& partial2)
+{
+    timing_event* ev = ws.ev + 8;
+    const cuzk_cuda_sparse& b = *v.q[2];
+    ev[sparse_ev::B2_START].record(s);
+    pass_query<12, bucket2_t, affine2_t, affine2_h, bucket2_h>(ws, s, v.g2, slots, v.tile, b, ws.bitmaps.get() + v.qs.woff[2],
+                                                               ws.sig_idx.get() + v.qs.soff[2], ws.gathered2.get(), ws.ret2.get());
+    s.sync();
+    point2_t sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), ws.sig_scalars.get() + v.qs.soff[2], b.nsig);
+    ev[sparse_ev::B2_END].record(s);
+    partial2.resize(ws.nret());
+    CUDA_OK(cudaMemcpyAsync(partial2.data(), ws.ret2.get(), ws.nret() * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
+    s.sync();
+    return sig;
+}
+
+// ΣH over the H coefficients in the workspace's first domain slot: sppark's Pippenger, over the
+// resident h bases or streaming them from host memory itself.
+inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, size_t nh)
+{
+    if (nh == 0) {
+        point_t inf;
+        inf.inf();
+        return inf;
+    }
+    return (srs.resident & CUZK_CUDA_SEC_H) != 0
+               ? pippenger<bucket_t, point_t, affine_t>(ws.gpu, srs.h.get(), ws.abc.get(), nh)
+               : pippenger_host_points<bucket_t, point_t, affine_t>(ws.gpu, srs.host_h, ws.abc.get(), nh);
+}
+
+// The significant part of G1 query f: sppark's Pippenger over its gathered bases, between events
+// SIG + 4f + 2 and + 3.
+inline point_t g1_significant(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, int f, const affine_t* gathered)
+{
+    timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
+    e[2].record(s);
+    s.sync();
+    point_t r = pippenger<bucket_t, point_t, affine_t>(ws.gpu, gathered, ws.sig_scalars.get() + v.qs.soff[f], v.q[f]->nsig);
+    e[3].record(s);
+    return r;
+}
+
+// What a streamed sparse stage writes: ΣH, the sums of ones and the significant parts.
+struct streamed_sums {
+    point_t h, sig[3];
+    point2_t b2_sig;
+    std::vector<bucket_t> partial;
+    std::vector<bucket2_t> partial2;
+    streamed_sums()
+    {
+        h.inf();
+        b2_sig.inf();
+        for (auto& x : sig)
+            x.inf();
+    }
+};
+
+// One after the other on the main stream: the G1 passes (each query's Pippenger right after its
+// pass, over one shared gathered buffer), the G2 pass, then ΣH once the tiles' memory is back
+// with the driver. Device memory: the larger of two tiles and ΣH's batches.
+inline void sparse_in_turn(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const streamed_view& v, bool g2,
+                           size_t nh, streamed_sums& out)
+{
+    using namespace sparse_ev;
+    stream_t& s = ws.stream;
+    timing_event* ev = ws.ev + 8;
+    {
+        pool_buffer<affine_t> slots(v.any_host ? 2 * v.tile : 0, s);
+        s.sync();
+        affine_t* const shared[3] = {ws.gathered.get(), ws.gathered.get(), ws.gathered.get()};
+        const size_t nret = ws.nret();
+        for (int f = 0; f < 3; f++) {
+            timing_event* e = ws.ev + 8 + SIG + 4 * f;
+            e[0].record(s);
+            pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots.get(), v.tile, *v.q[f],
+                                                                  ws.bitmaps.get() + v.qs.woff[f],
+                                                                  ws.sig_idx.get() + v.qs.soff[f], shared[f],
+                                                                  ws.ret.get() + f * nret);
+            e[1].record(s);
+            out.sig[f] = g1_significant(ws, s, v, f, shared[f]);
+        }
+        out.partial.resize(3 * nret);
+        CUDA_OK(cudaMemcpyAsync(out.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
+        s.sync();
+    }
+    release_pool(ws.gpu, s);
+    ev[BATCH_G1].record(s);
+    if (g2) {
+        pool_buffer<affine2_t> slots(v.g2.dev == nullptr ? 2 * v.tile : 0, s);
+        s.sync();
+        out.b2_sig = g2_pass(ws, s, v, slots.get(), out.partial2);
+    }
+    ev[BATCH_G2].record(s);
+    release_pool(ws.gpu, s);
+    ev[H_START].record(s);
+    out.h = sigma_h_streamed(ws, srs, nh);
+    ev[H_END].record(s);
+}
+
+// ΣH on this thread while a second thread walks every query's tiles on the workspace's `rest`
+// stream (its copies on `copy`): ΣH is bound by arithmetic and crosses PCIe lightly (sppark
+// streams its bases under its own work), the passes over the tiles are bound by PCIe, so each
+// hides under the other. Then the G1 significant parts, from one gathered buffer per query (the
+// G1 Pippengers wait for ΣH: the same sppark kernels, whose device counters one call at a time
+// owns; the G2 Pippenger's are its own and run beside it). Device memory: ΣH's batches, two tiles
+// (of G2's size) and the three queries' gathered bases at once (the plan counts them:
+// src/prover/vram.rs, `Streamed::h_beside_tiles`).
+inline void sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const streamed_view& v, bool g2, size_t nh,
+                          streamed_sums& out)
+{
+    using namespace sparse_ev;
+    stream_t& s = ws.stream;
+    stream_t& r = ws.rest;
+    timing_event* ev = ws.ev + 8;
+    affine_t* const gathered[3] = {ws.gathered.get(), ws.gathered.get() + v.qs.soff[1], ws.gathered.get() + v.qs.soff[2]};
+    std::exception_ptr passes_error;
+    {
+        joined_thread passes;
+        CUDA_OK(cudaStreamWaitEvent(r, ev[UPLOADED]));
+        passes.t = std::thread([&] {
+            try {
+                ws.gpu.select();
+                // G2's slots are twice G1's: one allocation serves both passes.
+                pool_buffer<affine2_t> slots(v.any_host ? 2 * v.tile : 0, r);
+                r.sync();
+                g1_passes(ws, r, v, reinterpret_cast<affine_t*>(slots.get()), gathered, out.partial);
+                ev[BATCH_G1].record(r);
+                if (g2)
+                    out.b2_sig = g2_pass(ws, r, v, slots.get(), out.partial2);
+                ev[BATCH_G2].record(r);
+                r.sync();
+            } catch (...) {
+                passes_error = std::current_exception();
+            }
+        });
+        ev[H_START].record(s);
+        out.h = sigma_h_streamed(ws, srs, nh);
+        ev[H_END].record(s);
+    }
+    if (passes_error)
+        std::rethrow_exception(passes_error);
+    r.sync();  // the slots' free, before the pool is trimmed
+    CUDA_OK(cudaStreamWaitEvent(s, ev[BATCH_G2]));
+    for (int f = 0; f < 3; f++)
+        out.sig[f] = g1_significant(ws, s, v, f, gathered[f]);
 }
 
 // The sparse stage of a STREAMED proof (see the head of this file).
@@ -112,87 +292,55 @@ inline void stage_sparse_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& 
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev + 8;
     const sparse_queries qs = take_queries(ws, srs, in);
-    const cuzk_cuda_sparse* q[3] = {&in.l, &in.a_q, &in.b_q};
     check_ascending("l", in.l);
     check_ascending("a", in.a_q);
     check_ascending("b", in.b_q);
+    const bool beside = (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0;
+    if (beside)  // one gathered buffer per query (nothing in it yet: reserving keeps nothing)
+        ws.gathered.reserve(in.l.nsig + in.a_q.nsig + in.b_q.nsig);
+    const bool g2 = plan.g2 && in.b_q.npoints != 0;
+    streamed_view v{{{(srs.resident & CUZK_CUDA_SEC_L) ? srs.l.get() : nullptr, srs.host_l, srs.nl},
+                     {(srs.resident & CUZK_CUDA_SEC_A) ? srs.a.get() : nullptr, srs.host_a, srs.na},
+                     {(srs.resident & CUZK_CUDA_SEC_B_G1) ? srs.b_g1.get() : nullptr, srs.host_b_g1, srs.nb}},
+                    {(srs.resident & CUZK_CUDA_SEC_B_G2) ? srs.b_g2.get() : nullptr, srs.host_b_g2, srs.nb2},
+                    {&in.l, &in.a_q, &in.b_q},
+                    qs,
+                    tile,
+                    false};
+    v.any_host = v.g1[0].dev == nullptr || v.g1[1].dev == nullptr || v.g1[2].dev == nullptr || (g2 && v.g2.dev == nullptr);
     CUDA_OK(cudaStreamWaitEvent(s, ev[UPLOADED]));
     ev[BEGIN].record(s);
+    s.sync();  // stage H's coefficients and the queries are on the device
 
-    const size_t nret = ws.nret();
-    const section_t<affine_t> g1[3] = {{(srs.resident & CUZK_CUDA_SEC_L) ? srs.l.get() : nullptr, srs.host_l, srs.nl},
-                                       {(srs.resident & CUZK_CUDA_SEC_A) ? srs.a.get() : nullptr, srs.host_a, srs.na},
-                                       {(srs.resident & CUZK_CUDA_SEC_B_G1) ? srs.b_g1.get() : nullptr, srs.host_b_g1, srs.nb}};
-    point_t sig[3];
-    {
-        const bool any_host = g1[0].dev == nullptr || g1[1].dev == nullptr || g1[2].dev == nullptr;
-        pool_buffer<affine_t> slots(any_host ? 2 * tile : 0, s);
-        s.sync();
-        for (int f = 0; f < 3; f++) {
-            timing_event* e = ws.ev + 8 + SIG + 4 * f;
-            e[0].record(s);
-            sig[f] = stream_query<6, bucket_t, point_t, affine_t, affine_h, bucket_h>(
-                ws, s, g1[f], slots.get(), tile, *q[f], ws.bitmaps.get() + qs.woff[f], ws.sig_idx.get() + qs.soff[f],
-                ws.sig_scalars.get() + qs.soff[f], ws.gathered.get(), ws.ret.get() + f * nret);
-            e[3].record(s);
-        }
-        s.sync();
-    }
-    release_pool(ws.gpu, s);
-    std::vector<bucket_t> partial(3 * nret);
-    CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
-    ev[BATCH_G1].record(s);
-
-    point2_t b2_sig;
-    b2_sig.inf();
-    std::vector<bucket2_t> partial2;
-    if (plan.g2 && in.b_q.npoints != 0) {
-        const section_t<affine2_t> g2{(srs.resident & CUZK_CUDA_SEC_B_G2) ? srs.b_g2.get() : nullptr, srs.host_b_g2, srs.nb2};
-        pool_buffer<affine2_t> slots(g2.dev == nullptr ? 2 * tile : 0, s);
-        s.sync();
-        ev[B2_START].record(s);
-        b2_sig = stream_query<12, bucket2_t, point2_t, affine2_t, affine2_h, bucket2_h>(
-            ws, s, g2, slots.get(), tile, in.b_q, ws.bitmaps.get() + qs.woff[2], ws.sig_idx.get() + qs.soff[2],
-            ws.sig_scalars.get() + qs.soff[2], ws.gathered2.get(), ws.ret2.get());
-        ev[B2_END].record(s);
-        partial2.resize(nret);
-        CUDA_OK(cudaMemcpyAsync(partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
-        s.sync();
-    }
-    ev[BATCH_G2].record(s);
-
-    // ΣH once the tiles' memory is back with the driver.
-    release_pool(ws.gpu, s);
-    ev[H_START].record(s);
-    point_t hsum;
-    hsum.inf();
-    if (plan.nh != 0) {
-        const bool h_dev = (srs.resident & CUZK_CUDA_SEC_H) != 0;
-        hsum = h_dev ? pippenger<bucket_t, point_t, affine_t>(ws.gpu, srs.h.get(), ws.abc.get(), plan.nh)
-                     : pippenger_host_points<bucket_t, point_t, affine_t>(ws.gpu, srs.host_h, ws.abc.get(), plan.nh);
-    }
-    ev[H_END].record(s);
+    streamed_sums sums;
+    if (beside)
+        sparse_beside(ws, srs, v, g2, plan.nh, sums);
+    else
+        sparse_in_turn(ws, srs, v, g2, plan.nh, sums);
     release_pool(ws.gpu, s);  // for the next proof's stage H
     ws.h_domain = 0;
-    write_point(out.h, hsum);
-
-    write_ones(out, q, partial, nret, !partial2.empty(), partial2);
+    write_point(out.h, sums.h);
+    write_ones(out, v.q, sums.partial, ws.nret(), g2, sums.partial2);
     cuzk_cuda_g1* sig_out[3] = {&out.l_sig, &out.a_sig, &out.b_sig};
     for (int f = 0; f < 3; f++)
-        write_point(*sig_out[f], sig[f]);
-    write_point(out.b2_sig, b2_sig);
+        write_point(*sig_out[f], sums.sig[f]);
+    write_point(out.b2_sig, sums.b2_sig);
     ev[END].record(s);
     s.sync();
 
     out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] = elapsed_ms(ev[START], ev[UPLOADED]);
-    // The G1 and G2 passes over the bases (ones, gathers and the significant Pippengers).
+    // The G1 passes over the bases (ones and gathers; in turn, their Pippengers too) and the G2
+    // pass with its Pippenger; beside ΣH, these spans overlap PH_MSM_H.
     out.ms[CUZK_CUDA_PH_BATCH_ADD] = elapsed_ms(ev[BEGIN], ev[BATCH_G1]);
     out.ms[CUZK_CUDA_PH_BATCH_ADD_G2] = elapsed_ms(ev[BATCH_G1], ev[BATCH_G2]);
-    out.ms[CUZK_CUDA_PH_GATHER] = 0.0f;
-    out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ws.ev[8 + SIG], ws.ev[8 + SIG + 3]);
-    out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ws.ev[8 + SIG + 4], ws.ev[8 + SIG + 7]);
-    out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ws.ev[8 + SIG + 8], ws.ev[8 + SIG + 11]);
-    out.ms[CUZK_CUDA_PH_MSM_B_G2] = plan.g2 && in.b_q.npoints != 0 ? elapsed_ms(ev[B2_START], ev[B2_END]) : 0.0f;
+    float gather = 0;
+    for (int f = 0; f < 3; f++)
+        gather += elapsed_ms(ev[SIG + 4 * f], ev[SIG + 4 * f + 1]);
+    out.ms[CUZK_CUDA_PH_GATHER] = gather;  // the passes' own spans
+    out.ms[CUZK_CUDA_PH_MSM_L] = elapsed_ms(ev[SIG + 2], ev[SIG + 3]);
+    out.ms[CUZK_CUDA_PH_MSM_A] = elapsed_ms(ev[SIG + 6], ev[SIG + 7]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G1] = elapsed_ms(ev[SIG + 10], ev[SIG + 11]);
+    out.ms[CUZK_CUDA_PH_MSM_B_G2] = g2 ? elapsed_ms(ev[B2_START], ev[B2_END]) : 0.0f;
     out.ms[CUZK_CUDA_PH_MSM_H] = elapsed_ms(ev[H_START], ev[H_END]);
     out.ms[CUZK_CUDA_PH_TOTAL_SPARSE] = out.ms[CUZK_CUDA_PH_UPLOAD_SPARSE] + elapsed_ms(ev[BEGIN], ev[END]);
     out.ms[CUZK_CUDA_PH_EARLY] = 0.0f;

@@ -149,18 +149,19 @@ run() { # name cap cmd...
 # sampled every 100 ms; the engine's peak is the highest sample less the ballast's own use.
 vram_run() { # proof budget_mib
   local p=$1 b=$2 name=vram-$1-$2 bal samp base i
-  .gpu-carry/ballast "$b" > "$OUT/$name.ballast.log" 2>&1 &
+  local f=$PREFIX$name  # the files of an alt- run beside the other build's
+  .gpu-carry/ballast "$b" > "$OUT/$f.ballast.log" 2>&1 &
   bal=$!
-  for i in $(seq 1 120); do grep -q "holding" "$OUT/$name.ballast.log" && break; sleep 0.5; done
-  cat "$OUT/$name.ballast.log"
+  for i in $(seq 1 120); do grep -q "holding" "$OUT/$f.ballast.log" && break; sleep 0.5; done
+  cat "$OUT/$f.ballast.log"
   base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$name.used.csv" 2>&1 &
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$f.used.csv" 2>&1 &
   samp=$!
   run "$name" 560 env RUST_LOG="${VRAM_LOG:-info}" "$BIN" bench-shaped --proof "$p" --jobs "${SHAPED_JOBS:-2}" --vram-budget-mib "$b" \
-      --timeline "$OUT/timeline-$name.json"
+      --timeline "$OUT/timeline-$f.json"
   kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
-  awk -v base="$base" -v cap="$b" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; the engine peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/$name.used.csv"
-  grep -E "plan|page-locked|streamed" "$OUT/$name.log" | head -8
+  awk -v base="$base" -v cap="$b" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; the engine peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/$f.used.csv"
+  grep -E "plan|page-locked|streamed" "$OUT/$f.log" | head -8
 }
 
 # peer-synth-N: cuzk on a 2^N PoRep-like synthetic partition, then supraseal-c2's prover on the

@@ -285,18 +285,24 @@ fn vram_budgets_decide_lanes_streaming_or_the_cpu() {
 }
 
 /// Budgets for `srs`'s circuit that put it in the streamed mode: nothing kept on the device (its
-/// floor), L and B_G1 kept, and just under the resident mode (as much kept as fits).
+/// floor: ΣH after the passes over the tiles), nothing kept with ΣH beside the passes, L and
+/// B_G1 kept, and just under the resident mode (as much kept as fits).
 fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
     use cuzk::prover::vram::{plan, sec, AbcAt, CircuitSizes, Footprint, Plan};
     let f = Footprint::of(&CircuitSizes::of(srs, None));
     let floor = f.streamed(0, AbcAt::Cpu);
-    [floor, floor + f.kept(sec::L | sec::B_G1, AbcAt::Cpu), f.resident(1) - 1]
+    let beside = f.streamed_beside(0, AbcAt::Cpu).max(floor);
+    let v: Vec<_> = [floor, beside, beside + f.kept(sec::L | sec::B_G1, AbcAt::Cpu), f.resident(1) - 1]
         .into_iter()
         .map(|b| match plan(&f, b, 2) {
             Plan::Streamed(p) => (b, p),
             p => panic!("budget {b}: {p:?}"),
         })
-        .collect()
+        .collect();
+    // Both orders of ΣH and the passes over the tiles run, each with nothing kept.
+    assert!(v.iter().any(|(_, p)| !p.h_beside_tiles && p.resident == 0), "{v:?}");
+    assert!(v.iter().any(|(_, p)| p.h_beside_tiles && p.resident == 0), "{v:?}");
+    v
 }
 
 /// The streamed mode byte-identical to the CPU at 2^10 to 2^20 constraints (eight tiles or more
@@ -321,7 +327,7 @@ fn streamed_mode_byte_identical() {
         let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asg), seed));
         for (budget, p) in streamed_budgets(&srs) {
             let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
-            let name = format!("{c:?} streamed, kept {:#x} (tile {})", p.resident, p.tile);
+            let name = format!("{c:?} streamed, kept {:#x}, {} (tile {})", p.resident, p.sigma_h(), p.tile);
             check(&gpu, &name, &srs, clone_assignment(&asg), false, seed);
             gpu.set_b_g2_on_gpu(false);
             check(&gpu, &format!("{name}, B_G2 on CPU threads"), &srs, clone_assignment(&asg), false, seed + 100);
@@ -333,8 +339,8 @@ fn streamed_mode_byte_identical() {
     for (budget, p) in streamed_budgets(&srs) {
         let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
         let asg = inputs.circuits.synthesize(0, srs.size_hint()).unwrap();
-        check(&gpu, &format!("2 KiB partition 0 streamed, kept {:#x}", p.resident), &srs, asg, true, 8);
-        eprintln!("2 KiB streamed with {} MiB: kept {:#x}, tile {}: byte-identical, verified", budget >> 20, p.resident, p.tile);
+        check(&gpu, &format!("2 KiB partition 0 streamed, kept {:#x}, {}", p.resident, p.sigma_h()), &srs, asg, true, 8);
+        eprintln!("2 KiB streamed with {} MiB: kept {:#x}, {}, tile {}: byte-identical, verified", budget >> 20, p.resident, p.sigma_h(), p.tile);
     }
 }
 
@@ -357,17 +363,24 @@ fn recorded_circuit_resident_kept_tiled_or_parked_byte_identical() {
     // Parked: the lean stage H (C and A parked in host memory) that the plan picks only where
     // the witness beside two domain slots is the streamed mode's peak (32 GiB on a 12 GiB card),
     // forced at 2 KiB.
+    // In tiles, ΣH after the passes over the SRS tiles (the tiles' floor) and beside them.
     let tiles = fp.streamed(0, AbcAt::CircuitTiles);
+    let beside = fp.streamed_beside(0, AbcAt::CircuitTiles);
     let budgets = [
         (None, None),
         (Some(fp.streamed(0, AbcAt::CircuitOnDevice)), Some(AbcAt::CircuitOnDevice)),
         (Some(tiles), Some(AbcAt::CircuitTiles)),
+        (Some(beside.min(fp.streamed(0, AbcAt::CircuitOnDevice) - 1)), Some(AbcAt::CircuitTiles)),
         (Some(tiles), Some(AbcAt::CircuitTilesParked)),
     ];
+    let mut orders = Vec::new();
     for (budget, abc) in budgets {
         if let (Some(b), Some(abc)) = (budget, abc) {
             let want = if abc == AbcAt::CircuitTilesParked { AbcAt::CircuitTiles } else { abc };
-            assert!(matches!(plan(&fp, b, 1), Plan::Streamed(p) if p.abc == want), "{} MiB: {:?}", b >> 20, plan(&fp, b, 1));
+            match plan(&fp, b, 1) {
+                Plan::Streamed(p) if p.abc == want => orders.push(p.h_beside_tiles),
+                p => panic!("{} MiB: {p:?}", b >> 20),
+            }
         }
         let gpu = CudaBackend::with_budget(Some(&[0]), 1, budget).unwrap();
         gpu.set_park_always(abc == Some(AbcAt::CircuitTilesParked));
@@ -384,6 +397,8 @@ fn recorded_circuit_resident_kept_tiled_or_parked_byte_identical() {
         }
         eprintln!("recorded 2 KiB circuit, {abc:?} (budget {:?} MiB): every partition byte-identical, verified", budget.map(|b| b >> 20));
     }
+    // Both orders of ΣH and the SRS tiles ran with the circuit's rows in tiles.
+    assert!(orders.contains(&true) && orders.contains(&false), "ΣH beside the tiles in the streamed plans: {orders:?}");
 }
 
 /// The test SRS's G1 multiples on the GPU (what makes a 32 GiB test SRS take seconds, not

@@ -208,8 +208,19 @@ impl Footprint {
     }
 
     /// Device bytes of a streamed-mode proof keeping the sections in `resident` (`sec` bits) on
-    /// the device and evaluating a, b, c as `abc` says (one lane, the context reserve included).
+    /// the device and evaluating a, b, c as `abc` says, ΣH after the passes over the tiles (one
+    /// lane, the context reserve included).
     pub fn streamed(&self, resident: u32, abc: AbcAt) -> u64 {
+        self.streamed_need(resident, abc, false)
+    }
+
+    /// As [`Footprint::streamed`], with ΣH beside the passes over the tiles
+    /// (cuda/stream.cuh `sparse_beside`).
+    pub fn streamed_beside(&self, resident: u32, abc: AbcAt) -> u64 {
+        self.streamed_need(resident, abc, true)
+    }
+
+    fn streamed_need(&self, resident: u32, abc: AbcAt, beside: bool) -> u64 {
         let c = &self.sizes;
         let [ic, h, l, a, b, b2] = c.sections;
         let n = c.domain();
@@ -225,15 +236,25 @@ impl Footprint {
             AbcAt::CircuitTiles => 2 * n * FR + witness + 2 * c.r1cs_tile_bytes,
             AbcAt::CircuitOnDevice => 2 * n * FR + witness,
         };
-        // The sparse stage: H's slot, then either two tiles of a streamed section's bases or
-        // ΣH's batches (one after the other), and the significant scalars' Pippengers.
         let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
-        let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
-        let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
         let sum_h = sppark_msm_bytes(h, streamed(0));
-        // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
-        let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT), false);
-        let sparse = n * FR + tiles.max(sum_h) + sig + STREAM_SLACK;
+        let sparse = if beside {
+            // H's slot, ΣH's batches, two tiles of G2's size (one allocation serves every
+            // pass), every G1 query's gathered bases at once (the queries count the largest
+            // one's) and B_G2's Pippenger, which runs beside ΣH.
+            let tiles = if (1..5).any(streamed) { 2 * self.tile_points() * G2 } else { 0 };
+            let gathered = share(l.min(a) + b, SIG_SHARE_PERCENT) * G1;
+            let sig_g2 = 2 * sppark_msm_bytes(share(b2.min(b), SIG_SHARE_PERCENT), false);
+            n * FR + tiles + sum_h + gathered + sig_g2 + STREAM_SLACK
+        } else {
+            // H's slot, then either two tiles of a streamed section's bases or ΣH's batches
+            // (one after the other), and the significant scalars' Pippengers.
+            let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
+            let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
+            // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
+            let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT), false);
+            n * FR + tiles.max(sum_h) + sig + STREAM_SLACK
+        };
         self.kept(resident, abc) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
     }
 
@@ -302,10 +323,19 @@ pub struct Streamed {
     pub resident: u32,
     /// Where a, b, c are evaluated.
     pub abc: AbcAt,
+    /// ΣH beside the passes over the tiles (where both fit at once), else after them.
+    pub h_beside_tiles: bool,
     /// Bases per streamed tile.
     pub tile: u64,
     /// Device bytes at most.
     pub need: u64,
+}
+
+impl Streamed {
+    /// Where ΣH runs, in words.
+    pub fn sigma_h(&self) -> &'static str {
+        if self.h_beside_tiles { "ΣH beside the passes over the tiles" } else { "ΣH after the passes over the tiles" }
+    }
 }
 
 /// What a device does with a circuit under its budget.
@@ -343,8 +373,8 @@ const KEEP_ORDER: [u32; 5] = [sec::L, sec::A, sec::B_G1, sec::B_G2, sec::H];
 
 /// The resident mode with the most lanes (up to `max_lanes`) that fits `budget` bytes; else the
 /// streamed mode: a, b, c where the budget allows it (on the device, in tiles, in tiles with two
-/// vectors parked in host memory, else on the CPU),
-/// then the SRS sections that fit, in `KEEP_ORDER`; else TooSmall.
+/// vectors parked in host memory, else on the CPU), ΣH beside the passes over the tiles where
+/// that fits, then the SRS sections that fit, in `KEEP_ORDER`; else TooSmall.
 pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
     if let Some((lanes, need)) = (1..=max_lanes.max(1)).rev().map(|lanes| (lanes, f.resident(lanes))).find(|&(_, need)| need <= budget) {
         return Plan::Resident { lanes, need };
@@ -358,13 +388,17 @@ pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
         .map(|abc| abc.effective(f))
         .find(|&abc| f.streamed(0, abc) <= budget)
         .unwrap_or(AbcAt::Cpu);
+    // ΣH beside the passes over the tiles before any section is kept: the passes are bound by
+    // PCIe and ΣH by arithmetic, so the pair costs about the longer of the two.
+    let h_beside_tiles = f.streamed_beside(0, abc) <= budget;
+    let need = |resident: u32| if h_beside_tiles { f.streamed_beside(resident, abc) } else { f.streamed(resident, abc) };
     let mut resident = 0u32;
     for bit in KEEP_ORDER {
-        if f.streamed(resident | bit, abc) <= budget {
+        if need(resident | bit) <= budget {
             resident |= bit;
         }
     }
-    Plan::Streamed(Streamed { resident, abc, tile: f.tile_points(), need: f.streamed(resident, abc) })
+    Plan::Streamed(Streamed { resident, abc, h_beside_tiles, tile: f.tile_points(), need: need(resident) })
 }
 
 /// A device's budget: `configured` bytes when set (never above what the device has), else the
@@ -457,9 +491,10 @@ mod tests {
         for card in [12, 16, 24, 32, 48, 80] {
             if let Plan::Streamed(p) = plan(&f, card * GIB, 2) {
                 eprintln!(
-                    "{card} GiB: kept {}; a, b, c {}; need {:.1} GB, PCIe {:.1} GB per partition",
+                    "{card} GiB: kept {}; a, b, c {}; ΣH beside the tiles {}; need {:.1} GB, PCIe {:.1} GB per partition",
                     sec::names(p.resident),
                     p.abc.name(),
+                    p.h_beside_tiles,
                     gb(p.need),
                     gb(f.streamed_pcie_bytes(p.resident, p.abc))
                 );

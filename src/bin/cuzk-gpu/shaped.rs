@@ -119,9 +119,10 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
                 let f = Footprint::of_srs(&srs, r1cs.as_deref());
                 match plan(&f, vram_budget_mib << 20, 2) {
                     Plan::Streamed(p) => println!(
-                        "plan: streamed, kept {}; a, b, c {}; tiles of {} bases, ~{} MiB planned; {:.1} GB over PCIe per partition",
+                        "plan: streamed, kept {}; a, b, c {}; {}; tiles of {} bases, ~{} MiB planned; {:.1} GB over PCIe per partition",
                         sec::names(p.resident),
                         p.abc.name(),
+                        p.sigma_h(),
                         p.tile,
                         p.need >> 20,
                         f.streamed_pcie_bytes(p.resident, p.abc) as f64 / 1e9

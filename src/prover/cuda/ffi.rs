@@ -66,6 +66,8 @@ pub const ONES_SPPARK: u32 = 256;
 /// A device whose VRAM cannot hold the resident mode: two stage-H slots, the SRS sections kept
 /// in host memory streamed in tiles, ΣH streamed by sppark (cuda/stream.cuh).
 pub const STREAMED: u32 = 512;
+/// STREAMED: ΣH beside the passes over the tiles (the plan has room for both at once).
+pub const H_BESIDE_TILES: u32 = 1024;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.

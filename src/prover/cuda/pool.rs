@@ -389,13 +389,14 @@ impl Held<'_> {
         let room = dev.budget.saturating_sub(need - mine);
         if let Plan::Streamed(p) = plan {
             log::debug!(
-                "CUDA device {}: {} streamed within its {} MiB VRAM budget: ~{} MiB planned, kept {}; a, b, c {}; tiles of {} bases",
+                "CUDA device {}: {} streamed within its {} MiB VRAM budget: ~{} MiB planned, kept {}; a, b, c {}; {}; tiles of {} bases",
                 dev.index,
                 srs.circuit.name(),
                 dev.budget >> 20,
                 p.need >> 20,
                 vram::sec::names(p.resident),
                 p.abc.name(),
+                p.sigma_h(),
                 p.tile
             );
         }

@@ -269,12 +269,12 @@ impl CudaBackend {
                 // witness, and from its flags without the streamed mode.
                 (inp.a, inp.b, inp.c) = (ptr(values.map(|v| v.0)), ptr(values.map(|v| v.1)), ptr(values.map(|v| v.2)));
                 (inp.input, inp.aux) = (ptr(recorded.map(|r| r.1)), ptr(recorded.map(|r| r.2)));
-                inp.flags &= !ffi::STREAMED;
+                inp.flags &= !(ffi::STREAMED | ffi::H_BESIDE_TILES);
                 inp.spill = std::ptr::null_mut();
                 let mut park = false;
                 let streamed = match on.plan {
                     Plan::Streamed(p) => {
-                        inp.flags |= ffi::STREAMED;
+                        inp.flags |= ffi::STREAMED | if p.h_beside_tiles { ffi::H_BESIDE_TILES } else { 0 };
                         inp.tile_points = p.tile;
                         let tiles = on.r1cs.as_ref().is_some_and(|r| r.streamed());
                         park = tiles && (p.abc == AbcAt::CircuitTilesParked || self.parks_always());
