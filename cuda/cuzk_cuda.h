@@ -65,15 +65,10 @@ enum {
     CUZK_CUDA_FOLD = 4,        /* fold the significant L and r·B_G1 scalars into the H MSM:
                                   out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
                                   (one Pippenger instead of three; the proof only needs that sum) */
-    CUZK_CUDA_MSM_H_SPPARK = 8, /* the H MSM through sppark's Pippenger even where the one-pass
-                                  big-MSM (cuda/msm_big.cuh) is used by default (2^26 points and up) */
-    CUZK_CUDA_MSM_H_XYZZ = 32,  /* the one-pass big-MSM's bucket sums by XYZZ additions instead of
-                                  affine rounds (cuda/msm_affine.cuh); the same sum */
-    CUZK_CUDA_NTT_SPPARK = 64,  /* stage H's NTTs with sppark's own split of the passes instead of
-                                  an even one (cuda/ntt_split.cuh); the same values */
-    CUZK_CUDA_ONES_ROUNDS = 128, /* the G1 sums of one-scalar bases by affine rounds (cuda/sum_ones.cuh)
-                                  at every size (by default from 2^24 bases of a query up); the same sums */
-    CUZK_CUDA_ONES_SPPARK = 256, /* those sums by sppark's batch addition at every size */
+    CUZK_CUDA_ONES_ROUNDS = 128, /* tests and tools only (the library picks by size): the G1 sums of
+                                  one-scalar bases by affine rounds (cuda/sum_ones.cuh) at every size
+                                  (by default from 2^24 bases of a query up); the same sums */
+    CUZK_CUDA_ONES_SPPARK = 256, /* tests and tools only: those sums by sppark's batch addition at every size */
     CUZK_CUDA_STREAMED = 512,    /* a device whose VRAM cannot hold the resident mode (cuda/stream.cuh):
                                   stage H in two domain slots (C after the A·B product), the second
                                   slot and the witness released after it; every SRS section the SRS

@@ -43,9 +43,9 @@ inline void tile(stream_t& s, device_buffer<affine_t>& d, const affine_t* points
     }
 }
 
-// A window code's flag (beside msm_big::variant's): sum the scalars as a caller that keeps them.
+// A window code's flag (beside msm_big::AFFINE): sum the scalars as a caller that keeps them.
 constexpr uint32_t CONST_SCALARS = 64;
-static_assert((CONST_SCALARS & msm_big::VARIANTS) == 0, "CONST_SCALARS is a variant flag");
+static_assert((CONST_SCALARS & msm_big::AFFINE) == 0, "CONST_SCALARS is the sums' flag");
 
 inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, const uint32_t* windows,
                 uint32_t nwindows, uint64_t seed, cuzk_cuda_g1* ours, cuzk_cuda_g1* peer, float* ms)
@@ -70,20 +70,22 @@ inline void run(int32_t dev, const affine_t* points, size_t npoints, size_t n, c
     for (uint32_t k = 0; k < nwindows; k++) {
         point_t q;
         msm_big::timings t;
-        // A window code is c + 100·flags (msm_big::variant: what to turn off, to measure it), and
-        // CONST_SCALARS: the scalars kept in Montgomery form (reduced in every window's digits)
-        // instead of taken as spent, as proofs do (then each run sums a copy, made before its
-        // timing events: their times exclude it, its wall time does not).
+        // A window code is c + 100·flags: msm_big::AFFINE for the sums by affine rounds (the
+        // proofs' ΣH; else XYZZ sums alone, the big-MSM's fallback), and CONST_SCALARS: the
+        // scalars kept in Montgomery form (reduced in every window's digits) instead of taken as
+        // spent, as proofs do (then each run sums a copy, made before its timing events: their
+        // times exclude it, its wall time does not). msm_big::msm refuses any other flag.
         const uint32_t c = windows[k] % 100, flags = (windows[k] / 100) & ~CONST_SCALARS;
+        const auto sums = static_cast<msm_big::sums_t>(flags);
         const bool spent = ((windows[k] / 100) & CONST_SCALARS) == 0;
         ms[1 + k] = best_of_two_ms([&] {
             if (!spent) {
-                q = msm_big::msm(gpu, d_points.get(), d_scalars.get(), n, c, &t, flags);
+                q = msm_big::msm(gpu, d_points.get(), d_scalars.get(), n, c, &t, sums);
                 return;
             }
             CUDA_OK(cudaMemcpyAsync(d_spent.get(), d_scalars.get(), n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
             CUDA_OK(cudaStreamSynchronize(s));
-            q = msm_big::msm(gpu, d_points.get(), d_spent.get(), n, c, &t, flags, true);
+            q = msm_big::msm(gpu, d_points.get(), d_spent.get(), n, c, &t, sums, true);
         });
         float* e = ms + 1 + nwindows + 6 * k;
         e[0] = t.total;

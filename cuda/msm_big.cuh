@@ -101,15 +101,19 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // buckets[b] = Σ ±points over bucket b's sorted entries, b in 0..=m (bucket 0 is digit 0: left
 // at infinity, its weight is zero); null `vals`: entry j is points[j] (the affine rounds' output). One thread per bucket; a warp runs as long as its largest
 // bucket, so with BALANCED thread t < m takes the t-th largest bucket (`order`, sorted by size:
-// warps and blocks of near-equal work, the largest first) and thread m bucket 0 (measured in
-// cuda/HISTORY.md). Blocks of BLOCK threads; MIN_BLOCKS > 0 caps the registers so that that many
-// fit per SM, 0 leaves them uncapped (the shapes measured: `variant`).
-template<bool BALANCED, uint32_t BLOCK, uint32_t MIN_BLOCKS>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) sum_buckets(const affine_t* points, const uint32_t* vals,
-                                                                const uint32_t* start, const uint32_t* order,
-                                                                uint32_t m, bucket_h* buckets)
+// warps and blocks of near-equal work, the largest first) and thread m bucket 0 (against buckets
+// in their natural order: cuda/HISTORY.md); without, thread t bucket t (the sums of ones, whose
+// segments are equal). Blocks of SUMS_BLOCK threads: the kernel needs ~147 registers
+// per thread on sm_90, so 128-thread blocks fit 3 per SM (12 warps to hide the random point
+// loads and the multiplications' carry chains): 0.95x the time of 256-thread blocks at 2^26 and
+// 2^27, and capped at 128 registers (4 blocks, some spilled) 0.97x (cuda/HISTORY.md).
+constexpr uint32_t SUMS_BLOCK = 128;
+template<bool BALANCED>
+__global__ void __launch_bounds__(SUMS_BLOCK) sum_buckets(const affine_t* points, const uint32_t* vals,
+                                                         const uint32_t* start, const uint32_t* order, uint32_t m,
+                                                         bucket_h* buckets)
 {
-    uint32_t t = blockIdx.x * BLOCK + threadIdx.x;
+    uint32_t t = blockIdx.x * SUMS_BLOCK + threadIdx.x;
     if (t > m)
         return;
     uint32_t b = BALANCED ? (t == m ? 0 : order[t]) : t;
@@ -210,28 +214,21 @@ inline std::vector<uint32_t> widths(uint32_t c)
     return w;
 }
 
-// What the benchmark may change, to measure it (a window code's hundreds: code = c + 100·flags).
-// The sums' thread blocks: the kernel needs ~147 registers per thread on sm_90, so 256-thread
-// blocks (SUMS_256) leave one block (8 warps) per SM to hide the random point loads and the
-// multiplications' carry chains; 128-thread blocks fit 3 (12 warps, same registers: the default,
-// 0.95x the time of 256 at 2^26 and 2^27), and capped at 128 registers (some spilled) 4 (16 warps:
-// SUMS_128x4, 0.97x). Measured in cuda/HISTORY.md.
-// AFFINE: the sums by pairwise affine rounds (msm_affine.cuh), K = 64 additions per thread and
-// inversion, 32 with AFFINE_K32, 128 with AFFINE_K128 (at 2^27 0.87x, 0.89x and 0.88x the XYZZ
-// sums' time; K 8 and 16 slower: BENCHMARKS.md, 2026-12-03 evening).
-enum variant : uint32_t { NATURAL_ORDER = 1, SUMS_256 = 2, SUMS_128x4 = 4, AFFINE = 8, AFFINE_K32 = 16, AFFINE_K128 = 32 };
-constexpr uint32_t VARIANTS = NATURAL_ORDER | SUMS_256 | SUMS_128x4 | AFFINE | AFFINE_K32 | AFFINE_K128;
+// How the buckets are summed: AFFINE, pairwise affine rounds that share inversions
+// (msm_affine.cuh, K = 64 additions per thread and inversion: at 2^27 0.87x the XYZZ sums' time;
+// K 8, 16, 32 and 128 slower: BENCHMARKS.md, 2026-12-03 evening), then XYZZ additions for the ~2
+// points per bucket they leave; XYZZ, XYZZ additions alone (what runs where the device cannot
+// lend the rounds' buffers).
+enum sums_t : uint32_t { XYZZ = 0, AFFINE = 8 };
 
-// The affine rounds' buffers for the K that `flags` picks; none without AFFINE, or where the
-// device cannot lend them (~13 GB at 2^27): the XYZZ sums, which need none, then do the work —
-// slower, never a failed proof.
-inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(uint32_t flags, size_t n, uint32_t mmax, cudaStream_t s)
+// The affine rounds' buffers; none for XYZZ sums, or where the device cannot lend them (~13 GB
+// at 2^27): the XYZZ sums, which need none, then do the work — slower, never a failed proof.
+inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(sums_t sums, size_t n, uint32_t mmax, cudaStream_t s)
 {
-    if ((flags & AFFINE) == 0)
+    if (sums != AFFINE)
         return nullptr;
-    const uint32_t K = (flags & AFFINE_K32) ? 32 : (flags & AFFINE_K128) ? 128 : 64;
     try {
-        return std::make_unique<msm_affine::rounds_t>(n, mmax, K, s);
+        return std::make_unique<msm_affine::rounds_t>(n, mmax, 64, s);
     } catch (const cuda_error& e) {
         if (e.code() != -(int)cudaErrorMemoryAllocation)
             throw;
@@ -240,45 +237,28 @@ inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(uint32_t flags, size_
     }
 }
 
-template<uint32_t BLOCK, uint32_t MIN_BLOCKS>
-inline void launch_sums_in(bool balanced, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
-                           const uint32_t* start, const uint32_t* order, bucket_h* buckets)
+inline void launch_sums(uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals, const uint32_t* start,
+                        const uint32_t* order, bucket_h* buckets)
 {
-    const uint32_t blocks = (m + 1 + BLOCK - 1) / BLOCK;
-    if (balanced)
-        sum_buckets<true, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
-    else
-        sum_buckets<false, BLOCK, MIN_BLOCKS><<<blocks, BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+    sum_buckets<true><<<(m + 1 + SUMS_BLOCK - 1) / SUMS_BLOCK, SUMS_BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
     CUDA_OK(cudaGetLastError());
 }
 
-inline void launch_sums(uint32_t flags, uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals,
-                        const uint32_t* start, const uint32_t* order, bucket_h* buckets)
-{
-    const bool balanced = (flags & NATURAL_ORDER) == 0;
-    if (flags & SUMS_128x4)
-        launch_sums_in<128, 4>(balanced, m, s, points, vals, start, order, buckets);
-    else if (flags & SUMS_256)
-        launch_sums_in<THREADS, 0>(balanced, m, s, points, vals, start, order, buckets);
-    else
-        launch_sums_in<128, 0>(balanced, m, s, points, vals, start, order, buckets);
-}
-
 // Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
-// about c bits (12..24); `flags` (variant) only for measurements. The scalars are only read, but
+// about c bits (12..24), the buckets summed as `sums` says. The scalars are only read, but
 // with `spent` (the caller reads them no more), which takes them out of Montgomery form in place,
 // once, instead of in every window's digits (12 reductions per scalar at 22-bit windows, ~15 ms of
 // the device at 2^27 beside the sums). Synchronous.
 inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, size_t n, uint32_t c,
-                   timings* t = nullptr, uint32_t flags = 0, bool spent = false)
+                   timings* t = nullptr, sums_t sums = AFFINE, bool spent = false)
 {
     point_t out;
     out.inf();
     if (n == 0)
         return out;
-    if (c < 12 || c > 24 || n >= (1u << 31) || (flags & ~VARIANTS) != 0)
+    if (c < 12 || c > 24 || n >= (1u << 31) || (sums != AFFINE && sums != XYZZ))
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
-                                                    " or flags " + std::to_string(flags)};
+                                                    " or sums " + std::to_string(sums)};
     // The host's share (buffers, streams, the windows' last folds, the frees) for the report:
     // from the call to the first event, and from the last event to the return (this object is
     // destroyed after every other local).
@@ -300,15 +280,13 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
     // stage H (NTTs, a, b, c) shares the SMs (measured in cuda/NOTES.md: one 32 GiB job 0.96×
     // the latency, throughput 0.98×). Made on the current device: every caller has selected `gpu`.
     priority_stream sort_s, sum_s, fold_s;
-    const bool balanced = (flags & NATURAL_ORDER) == 0;
     // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
     size_t temp_bytes = 0, order_bytes = 0;
     CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
                                             (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
-    if (balanced)
-        CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr,
-                                                          (uint32_t*)nullptr, (const uint32_t*)nullptr,
-                                                          (uint32_t*)nullptr, mmax, 0, 16));
+    CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr,
+                                                      (uint32_t*)nullptr, (const uint32_t*)nullptr,
+                                                      (uint32_t*)nullptr, mmax, 0, 16));
     temp_bytes = std::max(temp_bytes, order_bytes);
     // Two sets, so window w + 1 sorts while window w sums (from the device's pool: reused by
     // the next MSM, and by sppark's, without new mappings).
@@ -319,14 +297,14 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
         timing_event sorted, summed, folded;
         // keys, vals and skeys also carry the bucket-size sort's m entries: more than n where the
         // buckets outnumber the points (22-bit windows over 2^20 points wrote past them).
-        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, bool balanced, cudaStream_t s)
-            : keys(std::max<size_t>(n, balanced ? mmax : 0), s), vals(std::max<size_t>(n, balanced ? mmax : 0), s),
-              skeys(std::max<size_t>(n, balanced ? mmax : 0), s), svals(n, s), start(mmax + 2, s),
-              order(balanced ? mmax : 0, s), buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s), temp(temp_bytes, s)
+        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, cudaStream_t s)
+            : keys(std::max<size_t>(n, mmax), s), vals(std::max<size_t>(n, mmax), s), skeys(std::max<size_t>(n, mmax), s),
+              svals(n, s), start(mmax + 2, s), order(mmax, s), buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s),
+              temp(temp_bytes, s)
         {}
     };
-    set_t set[2] = {{n, mmax, k1max, temp_bytes, balanced, sort_s}, {n, mmax, k1max, temp_bytes, balanced, sort_s}};
-    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(flags, n, mmax, sum_s);
+    set_t set[2] = {{n, mmax, k1max, temp_bytes, sort_s}, {n, mmax, k1max, temp_bytes, sort_s}};
+    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(sums, n, mmax, sum_s);
     // Level-2 results of every window (w2, t2, p2), and level-3 ones (w3, t3, q3, p3).
     pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s), lvl3((size_t)nwin * 4 * k3max, sort_s);
 
@@ -363,14 +341,12 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
                                                 st.svals.get(), n, 0, (int)cw, (cudaStream_t)sort_s));
         bounds<<<grid(gpu, n + 1), THREADS, 0, sort_s>>>(st.skeys.get(), n, m, st.start.get());
         CUDA_OK(cudaGetLastError());
-        if (balanced) {  // buckets by size, largest first (keys, vals and skeys are free again)
-            bucket_sizes<<<grid(gpu, m), THREADS, 0, sort_s>>>(st.start.get(), m, st.keys.get(), st.vals.get());
-            CUDA_OK(cudaGetLastError());
-            tb = temp_bytes;
-            CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(st.temp.get(), tb, st.keys.get(), st.skeys.get(),
-                                                              st.vals.get(), st.order.get(), m, 0, 16,
-                                                              (cudaStream_t)sort_s));
-        }
+        // Buckets by size, largest first (keys, vals and skeys are free again).
+        bucket_sizes<<<grid(gpu, m), THREADS, 0, sort_s>>>(st.start.get(), m, st.keys.get(), st.vals.get());
+        CUDA_OK(cudaGetLastError());
+        tb = temp_bytes;
+        CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
+                                                          st.order.get(), m, 0, 16, (cudaStream_t)sort_s));
         st.sorted.record(sort_s);
         if (nev)
             sort_to[w].record(sort_s);
@@ -387,7 +363,7 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
             std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, sum_s);
             vals = nullptr;  // the rounds' output is in bucket order
         }
-        launch_sums(flags, m, sum_s, pts, vals, bounds, st.order.get(), st.buckets.get());
+        launch_sums(m, sum_s, pts, vals, bounds, st.order.get(), st.buckets.get());
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);

@@ -1,5 +1,6 @@
-// Stage H's NTTs: sppark's, or for the sizes where sppark's three passes are uneven, sppark's
-// kernels with the passes split evenly. For lg = 3s + 2 sppark runs passes of s + 2, s and s
+// Stage H's NTTs: sppark's, except for the sizes where sppark's three passes are uneven: there
+// sppark's kernels with the passes split evenly (2^26 partition 0.980x the time of sppark's own
+// split: BENCHMARKS.md, 2026-12-04). For lg = 3s + 2 sppark runs passes of s + 2, s and s
 // levels; the (s + 2)-level pass takes 512-thread blocks with 80 registers (one block, 16
 // warps, per SM) and computes its twiddles, and at lg 26 it took 10.3–11.9 ms of a 22–27 ms
 // NTT against ~5.8 ms for each 8-level pass (Nsight Compute on the H200, cuda/NOTES.md). Split
@@ -21,9 +22,9 @@ struct stage_ntt : private NTT {  // (for NTT's protected bit_rev)
     static bool even_split(uint32_t lg) { return lg >= 20 && lg <= 26 && lg % 3 == 2; }
 
     // The NTT of x (2^lg elements, on `s`) in sppark's orders and types, as NTT::Base_dev_ptr.
-    static void run(stream_t& s, fr_t* x, uint32_t lg, IO order, NTT::Direction dir, NTT::Type type, bool even)
+    static void run(stream_t& s, fr_t* x, uint32_t lg, IO order, NTT::Direction dir, NTT::Type type)
     {
-        if (!even || !even_split(lg)) {
+        if (!even_split(lg)) {
             NTT::Base_dev_ptr(s, x, lg, order, dir, type);
             return;
         }

@@ -188,20 +188,16 @@ inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
 // 0.72x at 2^27, against 0.77x and 0.76x with 20 bits (BENCHMARKS.md, 2026-12-03).
 constexpr size_t MSM_BIG_MIN_POINTS = (size_t)1 << 25;
 constexpr uint32_t MSM_BIG_WINDOW = 22;
-// Its bucket sums by affine rounds (msm_affine.cuh) unless the caller asks for XYZZ sums.
-constexpr uint32_t MSM_BIG_SUMS = msm_big::AFFINE;
 
-// The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS (unless the caller asked for
-// sppark's), else sppark's Pippenger. The scalars are spent after it (the big-MSM takes them out
-// of Montgomery form in place; a failed proof is proved again from stage H).
-inline point_t msm_dense_h(const gpu_t& gpu, const cuzk_cuda_prove_in& in, const affine_t* d_points,
-                           fr_t* d_scalars, size_t n)
+// The dense H MSM: the one-pass big-MSM above MSM_BIG_MIN_POINTS, else sppark's Pippenger. The
+// scalars are spent after it (the big-MSM takes them out of Montgomery form in place; a failed
+// proof is proved again from stage H).
+inline point_t msm_dense_h(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, size_t n)
 {
-    if ((in.flags & CUZK_CUDA_MSM_H_SPPARK) != 0 || n <= MSM_BIG_MIN_POINTS)
+    if (n <= MSM_BIG_MIN_POINTS)
         return pippenger<bucket_t, point_t, affine_t>(gpu, d_points, d_scalars, n);
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
-    const uint32_t sums = (in.flags & CUZK_CUDA_MSM_H_XYZZ) != 0 ? 0 : MSM_BIG_SUMS;
-    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, sums, true);
+    return msm_big::msm(gpu, d_points, d_scalars, n, MSM_BIG_WINDOW, nullptr, msm_big::AFFINE, true);
 }
 
 // ΣH over nh coefficients; with `fold`, one Pippenger over [h bases | gathered L sig bases |
@@ -217,7 +213,7 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
     if (!fold) {
         if (nh != 0) {
             s.sync();
-            hsum = msm_dense_h(gpu, in, srs.h.get(), ws.abc.get(), nh);
+            hsum = msm_dense_h(gpu, srs.h.get(), ws.abc.get(), nh);
         }
         return hsum;
     }
@@ -249,7 +245,7 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
         CUDA_OK(cudaGetLastError());
     }
     s.sync();
-    return msm_dense_h(gpu, in, ws.hcat.get(), ws.abc.get(), nh + nfold);
+    return msm_dense_h(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
 }
 
 // Pippenger over query f's gathered significant bases, gathered on `s` (events SIG + 4f ..).

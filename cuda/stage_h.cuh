@@ -26,35 +26,35 @@ namespace cuzk {
 // taken to the coset: the coset iNTT is linear and returns any polynomial of degree < n as it
 // was, so H = (cosetiNTT(A_coset·B_coset) − C) / Z(g) — the same values with one NTT fewer (C's
 // coset NTT), and the coset work waits for A and B only, so C's upload hides it. The orders avoid
-// bit reversals but one, of H at the end. `even`: the passes split evenly where sppark's are not
+// bit reversals but one, of H at the end. The passes are split evenly where sppark's are not
 // (ntt_split.cuh).
 using IO = NTT::InputOutputOrder;
 
 // A vector's evaluations on the domain (natural order) → on the coset (natural order).
-inline void to_coset(stream_t& s, fr_t* x, uint32_t lg, bool even)
+inline void to_coset(stream_t& s, fr_t* x, uint32_t lg)
 {
-    stage_ntt::run(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard, even);
-    stage_ntt::run(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset, even);
+    stage_ntt::run(s, x, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard);
+    stage_ntt::run(s, x, lg, IO::RN, NTT::Direction::forward, NTT::Type::coset);
 }
 
 // a ← the coefficients of A·B mod (X^n − g^n), bit-reversed order, from A's and B's coset
 // evaluations (natural order).
-inline void product_coefficients(stream_t& s, fr_t* a, const fr_t* b, uint32_t lg, bool even)
+inline void product_coefficients(stream_t& s, fr_t* a, const fr_t* b, uint32_t lg)
 {
     size_t n = (size_t)1 << lg;
     cuzk_h_product<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, b, n);
     CUDA_OK(cudaGetLastError());
-    stage_ntt::run(s, a, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset, even);
+    stage_ntt::run(s, a, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset);
 }
 
 // a ← H's coefficients in natural order, from product_coefficients' a and C's evaluations on the
 // domain (natural order; c comes back as C's coefficients, bit-reversed).
-inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t z_inv[4], bool even)
+inline void finish_h(stream_t& s, fr_t* a, fr_t* c, uint32_t lg, const uint64_t z_inv[4])
 {
     fr_raw z;
     memcpy(&z, z_inv, sizeof(z));
     size_t n = (size_t)1 << lg;
-    stage_ntt::run(s, c, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard, even);
+    stage_ntt::run(s, c, lg, IO::NR, NTT::Direction::inverse, NTT::Type::standard);
     cuzk_h_minus_c<<<grid_for(s.sm_count(), n), 256, 0, s>>>(a, c, z, n);
     CUDA_OK(cudaGetLastError());
     stage_ntt::bit_reverse(s, a, lg);
@@ -87,7 +87,7 @@ inline void wait_parked(cuzk_cuda_workspace& ws, stream_t& s)
 template<class Spmv>
 void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& spmv_into,
                   std::unique_ptr<pool_buffer<fr_t>>& wit, std::unique_ptr<pool_buffer<uint32_t>>& tile_end,
-                  std::unique_ptr<pool_buffer<uint64_t>>& tile_terms, std::unique_ptr<pool_buffer<fr_t>>& slot1, bool even)
+                  std::unique_ptr<pool_buffer<uint64_t>>& tile_terms, std::unique_ptr<pool_buffer<fr_t>>& slot1)
 {
     stream_t& s = ws.stream;
     const uint32_t lg = in.lg_domain;
@@ -101,7 +101,7 @@ void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& s
     wait_parked(ws, s);  // A overwrites the slot
     spmv_into(0, slot0);
     if (lg > 0)
-        to_coset(s, slot0, lg, even);
+        to_coset(s, slot0, lg);
     copy_behind(ws, s, host_a, slot0, n, cudaMemcpyDeviceToHost);
     wait_parked(ws, s);  // B overwrites the slot
     spmv_into(1, slot0);
@@ -115,12 +115,12 @@ void stage_h_lean(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, Spmv& s
     fr_t* a = slot1->get();
     copy_behind(ws, s, a, host_a, n, cudaMemcpyHostToDevice);  // under B's coset NTT
     if (lg > 0) {
-        to_coset(s, slot0, lg, even);
+        to_coset(s, slot0, lg);
         wait_parked(ws, s);
         cuzk_h_product<<<grid_for(s.sm_count(), n), 256, 0, s>>>(slot0, a, n);
         CUDA_OK(cudaGetLastError());
         copy_behind(ws, s, a, host_c, n, cudaMemcpyHostToDevice);  // under the product's iNTT
-        stage_ntt::run(s, slot0, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset, even);
+        stage_ntt::run(s, slot0, lg, IO::NR, NTT::Direction::inverse, NTT::Type::coset);
     } else {
         copy_behind(ws, s, a, host_c, n, cudaMemcpyHostToDevice);
     }
@@ -164,7 +164,6 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     ws.early.ready = false;    // (or before it, by prove_beside_h, which marks them once this stage is done)
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev;
-    const bool even = (in.flags & CUZK_CUDA_NTT_SPPARK) == 0;
     const bool streamed = (in.flags & CUZK_CUDA_STREAMED) != 0;
     // One domain slot while the witness is on the device; the second once it has gone.
     const bool lean = in.spill != nullptr;
@@ -253,7 +252,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
                 CUDA_OK(cudaMemsetAsync(into + m, 0, (n - m) * sizeof(fr_t), s));
         };
         if (lean) {
-            stage_h_lean(ws, in, spmv_into, wit, tile_end, tile_terms, slot1, even);
+            stage_h_lean(ws, in, spmv_into, wit, tile_end, tile_terms, slot1);
             dev_abc[0] = ws.abc.get();
             dev_abc[2] = slot1->get();
         } else {
@@ -261,9 +260,9 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
             for (int i = 0; i < (streamed ? 2 : 3); i++)
                 spmv_into(i, dev_abc[i]);
             if (in.lg_domain > 0) {
-                to_coset(s, dev_abc[0], in.lg_domain, even);
-                to_coset(s, dev_abc[1], in.lg_domain, even);
-                product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
+                to_coset(s, dev_abc[0], in.lg_domain);
+                to_coset(s, dev_abc[1], in.lg_domain);
+                product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain);
             }
             if (streamed)
                 spmv_into(2, dev_abc[2]);
@@ -286,15 +285,15 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         if (i == 2 || in.lg_domain == 0)
             continue;  // C waits for its upload below; A·B's work is queued before it is staged
         CUDA_OK(cudaStreamWaitEvent(s, ev[1 + i]));
-        to_coset(s, dev_abc[i], in.lg_domain, even);
+        to_coset(s, dev_abc[i], in.lg_domain);
         if (i == 1)
-            product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain, even);
+            product_coefficients(s, dev_abc[0], dev_abc[1], in.lg_domain);
     }
     if (turn.owns_lock())
         turn.unlock();
     CUDA_OK(cudaStreamWaitEvent(s, ev[3]));
     if (in.lg_domain > 0)
-        finish_h(s, dev_abc[0], dev_abc[2], in.lg_domain, in.z_inv, even);
+        finish_h(s, dev_abc[0], dev_abc[2], in.lg_domain, in.z_inv);
     ev[4].record(s);
     if (in.h_out != nullptr && n > 1)
         CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));

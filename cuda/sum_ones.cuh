@@ -153,8 +153,8 @@ public:
                 std::tie(pts, bounds) = rounds.reduce(gpu, m, points, vals, bounds, s, len);
                 vals = nullptr;  // the rounds' output is in bucket order
             }
-            msm_big::sum_buckets<false, 128, 0><<<(m + 1 + 127) / 128, 128, 0, s>>>(pts, vals, bounds, nullptr, m,
-                                                                                    buckets.get());
+            msm_big::sum_buckets<false><<<(m + 1 + msm_big::SUMS_BLOCK - 1) / msm_big::SUMS_BLOCK, msm_big::SUMS_BLOCK, 0, s>>>(
+                pts, vals, bounds, nullptr, m, buckets.get());
             CUDA_OK(cudaGetLastError());
             // Plain sums of 32 buckets at a time until `per` or fewer are left.
             const bucket_h* in = buckets.get();

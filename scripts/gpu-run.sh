@@ -12,7 +12,7 @@
 #           then STREAM_32G copies on two threads)
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload; cuzk also proves
 #           PEER_STREAM copies on two threads, the throughput beside the peer's batch of PEER_BATCH;
-#           in both synth stages XYZZ_H_RUNS / LATE_RUNS also time ΣH's XYZZ sums / the sparse
+#           in both synth stages LATE_RUNS also times the sparse
 #           work after stage H instead of beside it),
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
 #           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
@@ -175,7 +175,7 @@ peer_synth() {
   local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
   echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
   if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
-  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --xyzz-h-runs "${XYZZ_H_RUNS:-0}" --late-sparse-runs "${LATE_RUNS:-0}" --cpu-b-g2-runs 0 --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
+  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --late-sparse-runs "${LATE_RUNS:-0}" --cpu-b-g2-runs 0 --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
       --export-witness "$w" --export-params "$params"
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
@@ -214,7 +214,7 @@ for s0 in "${stages[@]}"; do
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         .gpu-carry/supraseal-c2-bench stream "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" \
         "${STREAM_JOBS:-32}" "${STREAM_THREADS:-1,8,16,32}" ;;
-    synth-32g) run synth-32g 360 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --sppark-h-runs ${SPPARK_H_RUNS:-3} --xyzz-h-runs ${XYZZ_H_RUNS:-0} --late-sparse-runs ${LATE_RUNS:-0} --stream "${STREAM_32G:-3}" \
+    synth-32g) run synth-32g 360 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --late-sparse-runs ${LATE_RUNS:-0} --stream "${STREAM_32G:-3}" \
         --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;

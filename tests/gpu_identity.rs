@@ -92,12 +92,7 @@ fn sizes_2_10_to_2_20_byte_identical() {
     // B_G2 on CPU threads overlapping the GPU instead of on the GPU.
     gpu.set_b_g2_on_gpu(false);
     toy(&gpu, Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, false, 41);
-    // The sparse stage uploading the queries itself (not given them before the MSM gate), after
-    // proofs whose queries were uploaded first on the same workspaces.
     gpu.set_b_g2_on_gpu(true);
-    gpu.set_queries_before_gate(false);
-    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 42);
-    gpu.set_queries_before_gate(true);
     toy(&gpu, Toy { constraints: (1 << 16) + 3, inputs: 2, mode: 1 }, false, 43);
     // A classified witness with the sparse work after stage H, between proofs that ran it beside.
     gpu.set_sparse_beside_h(false);

@@ -146,14 +146,13 @@ pub(crate) fn ones_bench(args: &Parsed) -> bool {
 
 /// `msm-bench --log 24,27 --windows 20,21,22`: the one-pass big-MSM (cuda/msm_big.cuh) against
 /// sppark's Pippenger on the same input (2^16 distinct random bases repeated, device-made
-/// scalars), per size: both times and whether the sums agree. A window given as c + 100·flags
-/// picks a variant to measure (flags of `msm_big::variant`: 1 buckets in natural order instead
-/// of by size, 2 the sums in 256-thread blocks (1 per SM) instead of 128 (3 per SM), 4 in
-/// 128-thread blocks with at most 128 registers (4 per SM), 8 by affine rounds with K 64 (ΣH's
-/// default), 8 + 16 with K 32, 8 + 32 with K 128; 120 = c 20 in natural order, 222 = c 22 in
-/// 256-thread blocks, 822 = c 22 by affine rounds). A plain c is the XYZZ sums. Flag 64 keeps the
-/// scalars in Montgomery form, reduced in every window's digits (7222 = 822 so); without it each
-/// run sums a copy taken as spent, out of Montgomery form once, as proofs do.
+/// scalars), per size: both times and whether the sums agree. A window given as c + 100·flags:
+/// flag 8 sums the buckets by affine rounds (ΣH's path: 822 = c 22 so), a plain c by XYZZ
+/// additions alone (the big-MSM's fallback where the device cannot lend the rounds' buffers);
+/// flag 64 keeps the scalars in Montgomery form, reduced in every window's digits (7222 = 822
+/// so); without it each run sums a copy taken as spent, out of Montgomery form once, as proofs
+/// do. The variants that lost (buckets in natural order, other block shapes, other K) are gone:
+/// their numbers are in BENCHMARKS.md and cuda/HISTORY.md.
 pub(crate) fn msm_bench(args: &Parsed) -> bool {
     let Some(gpu) = backend() else { return true };
     let (logs, windows) = (args.nums::<u32>("log", "20,24,27"), args.nums::<u32>("windows", "16,20,21,22"));
@@ -417,30 +416,20 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
     let cpu_b_g2_runs: usize = args.num("cpu-b-g2-runs", runs);
     // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
     // threads do, runs). The last, the engine's path, is the headline.
-    let sppark_runs: usize = args.num("sppark-h-runs", 0);
-    let xyzz_runs: usize = args.num("xyzz-h-runs", 0);
     let late_runs: usize = args.num("late-sparse-runs", 0);
-    // ΣH by sppark's Pippenger, or by the one-pass big-MSM with XYZZ bucket sums, instead of its
-    // affine rounds; the sparse work but ΣH after stage H instead of beside it (the same proof
-    // bytes).
-    let own = (false, false, false);
-    let (sppark, xyzz, late) = ((true, false, false), (false, true, false), (false, false, true));
+    // The sparse work but ΣH after stage H instead of beside it (the same proof bytes).
     let modes = [
-        ("b_g2_on_cpu", false, false, cpu_b_g2_runs, own),
-        ("unprepared", true, false, runs, own),
-        ("prepared_sppark_h", true, true, sppark_runs, sppark),
-        ("prepared_xyzz_h", true, true, xyzz_runs, xyzz),
-        ("prepared_late_sparse", true, true, late_runs, late),
-        ("prepared", true, true, runs, own),
+        ("b_g2_on_cpu", false, false, cpu_b_g2_runs, false),
+        ("unprepared", true, false, runs, false),
+        ("prepared_late_sparse", true, true, late_runs, true),
+        ("prepared", true, true, runs, false),
     ];
     let mut results = serde_json::Map::new();
     let mut summary = Vec::new();
     let mut last = PhaseTimings::default();
     let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, on_gpu, prep, n, (sppark_h, xyzz_h, late_sparse)) in modes {
+    for (name, on_gpu, prep, n, late_sparse) in modes {
         gpu.set_b_g2_on_gpu(on_gpu);
-        gpu.set_msm_h_sppark(sppark_h);
-        gpu.set_msm_h_xyzz(xyzz_h);
         gpu.set_sparse_beside_h(!late_sparse);
         (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
         let mut prep_s = Vec::new();
@@ -505,8 +494,6 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
     let k: usize = args.num("stream", 0);
     if k > 0 {
         gpu.set_b_g2_on_gpu(true);
-        gpu.set_msm_h_sppark(false);
-        gpu.set_msm_h_xyzz(false);
         // With --late-sparse-runs also the stream with the sparse work after stage H, first.
         if late_runs > 0 {
             gpu.set_sparse_beside_h(false);

@@ -19,7 +19,7 @@
 //!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
 //!                                        asked), CPU backend side by side
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
-//!                            [--sppark-h-runs N] [--xyzz-h-runs N] [--late-sparse-runs N]
+//!                            [--late-sparse-runs N]
 //!                            [--export-witness DIR] [--export-params FILE] [--stream K]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
@@ -136,8 +136,6 @@ static SUBS: &[cli::Sub] = &[
         cli::num("runs", "runs of each mode (default 3)"),
         cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default: runs)"),
         cli::num("distinct", "distinct points per SRS vector"),
-        cli::num("sppark-h-runs", "runs with ΣH by sppark's MSM (default 0)"),
-        cli::num("xyzz-h-runs", "runs with ΣH by XYZZ bucket sums (default 0)"),
         cli::num("late-sparse-runs", "runs with ΣH after stage H (default 0)"),
         cli::text("export-witness", "directory for supraseal-c2-bench's workload"),
         cli::text("export-params", "file for supraseal-c2-bench's params"),

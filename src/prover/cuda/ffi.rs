@@ -53,15 +53,12 @@ pub const SKIP_MSM_H: u32 = 1;
 pub const B_G2: u32 = 2;
 /// Fold the significant L and r·B_G1 scalars into the H MSM (see cuzk_cuda.h).
 pub const FOLD: u32 = 4;
-/// The H MSM through sppark's Pippenger even where the one-pass big-MSM is the default.
-pub const MSM_H_SPPARK: u32 = 8;
-/// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds.
-pub const MSM_H_XYZZ: u32 = 32;
-/// Stage H's NTTs with sppark's own split of the passes instead of an even one.
-pub const NTT_SPPARK: u32 = 64;
-/// The G1 sums of one-scalar bases by affine rounds at every size (by default from 2^24 bases up).
+/// Tests and tools only: the G1 sums of one-scalar bases by affine rounds at every size (by
+/// default from 2^24 bases up).
+#[cfg(feature = "tools")]
 pub const ONES_ROUNDS: u32 = 128;
-/// The G1 sums of one-scalar bases by sppark's batch addition at every size.
+/// Tests and tools only: the G1 sums of one-scalar bases by sppark's batch addition at every size.
+#[cfg(feature = "tools")]
 pub const ONES_SPPARK: u32 = 256;
 /// A device whose VRAM cannot hold the resident mode: two stage-H slots, the SRS sections kept
 /// in host memory streamed in tiles, ΣH streamed by sppark (cuda/stream.cuh).

@@ -26,14 +26,12 @@
 //! vectors (weak references, so an evicted SRS is noticed and its VRAM freed). Each device has
 //! two lanes (`gpu_lanes`), each a workspace (stream, events, pinned staging and scratch
 //! buffers, reused from proof to proof): one partition's stage H runs while another holds the
-//! MSM gate. B_G2 runs on the GPU ([`CudaBackend::set_b_g2_on_gpu`]`(false)`, for comparisons
-//! only, moves it to CPU threads that overlap the GPU work). A recorded circuit's a, b, c are
-//! evaluated by warps walking 32 rows' terms (the row-per-thread kernel measured 2.5x slower at
-//! 32 GiB is gone: BENCHMARKS.md). A lone proof's sparse work runs beside stage H
-//! ([`CudaBackend::set_sparse_beside_h`]`(false)` keeps it after); stage H's NTTs split their
-//! passes evenly ([`CudaBackend::set_ntt_sppark`] keeps sppark's own uneven passes at 2^20, 2^23
-//! and 2^26; same values). The library reads no environment variable for any of them: the
-//! defaults are the measured winners, the setters serve the benchmarks that compare them.
+//! MSM gate. B_G2 runs on the GPU. A recorded circuit's a, b, c are evaluated by warps walking
+//! 32 rows' terms. A lone proof's sparse work runs beside stage H; stage H's NTTs split their
+//! passes evenly where sppark's are uneven (2^20, 2^23, 2^26). One path per stage, each the
+//! measured winner: the variants that lost are gone (their numbers are in BENCHMARKS.md and
+//! cuda/HISTORY.md), and the library reads no environment variable. Tools and tests may force
+//! the paths the backend otherwise picks by size or by the device's state (`Forced`).
 
 /// Self-checks of the GPU's intermediates against the CPU (feature `tools`: tests, selftest).
 #[cfg(any(test, feature = "tools"))]
@@ -50,7 +48,9 @@ pub mod synthetic;
 #[cfg(any(test, feature = "tools"))]
 mod synthetic_export;
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "tools")]
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,7 +74,9 @@ pub use tail::Started;
 use tail::BG2;
 use witness::{b_g2_sum, classify_parts, Prepared, Witness};
 
-/// How the sparse stage sums the G1 bases whose scalar is one (cuda/sum_ones.cuh).
+/// Tools and tests only: how the sparse stage sums the G1 bases whose scalar is one
+/// (cuda/sum_ones.cuh).
+#[cfg(feature = "tools")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnesSums {
     /// Affine rounds from 2^24 bases of a query up, sppark's batch addition below (the default:
@@ -90,26 +92,29 @@ pub enum OnesSums {
 /// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
     pool: Pool,
-    b_g2_on_gpu: AtomicBool,
-    /// ΣH through sppark's Pippenger at every size (benchmarks: the big-MSM's peer).
-    msm_h_sppark: AtomicBool,
-    msm_h_xyzz: AtomicBool,
-    /// Stage H's NTTs with sppark's uneven passes (cuda/ntt_split.cuh).
-    ntt_sppark: AtomicBool,
-    /// How the G1 sums of one-scalar bases run: `OnesSums`' prove flag (0: by size).
-    ones_flags: AtomicU32,
-    /// Upload the sparse queries before taking the MSM gate (the default) or inside it.
-    queries_before_gate: AtomicBool,
-    /// Run the sparse stage's work but ΣH beside stage H when the device is otherwise idle.
-    sparse_beside_h: AtomicBool,
-    /// Tools and tests: park C and A in host memory in every streamed proof from a circuit in
-    /// tiles ([`CudaBackend::set_park_always`]).
+    /// Tools and tests only: paths the backend picks by itself, forced.
     #[cfg(feature = "tools")]
-    park_always: AtomicBool,
+    forced: Forced,
     /// Set once the CPU fallback has been logged.
     fallback_logged: AtomicBool,
     /// Circuits (their params files) logged as too big for every device's VRAM budget.
     too_big_logged: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+}
+
+/// Tools and tests only: paths the backend otherwise picks by size or by the device's state,
+/// forced, so that the GPU identity tests reach them with small circuits and the benchmarks can
+/// compare them. The shipped library has none of this: its getters return the backend's choice.
+#[cfg(feature = "tools")]
+#[derive(Default)]
+struct Forced {
+    /// B over G2 on CPU threads beside the GPU.
+    b_g2_on_cpu: AtomicBool,
+    /// `OnesSums`' prove flag (0: by size).
+    ones_flags: AtomicU32,
+    /// The sparse work after stage H, also on an idle device.
+    sparse_after_h: AtomicBool,
+    /// C and A parked in host memory in every streamed proof from a circuit in tiles.
+    park_always: AtomicBool,
 }
 
 /// What an injected fault does (test builds only, [`CudaBackend::inject_fault`]).
@@ -161,15 +166,8 @@ impl CudaBackend {
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes }, budget)?;
         Ok(CudaBackend {
             pool,
-            b_g2_on_gpu: AtomicBool::new(true),
-            msm_h_sppark: AtomicBool::new(false),
-            msm_h_xyzz: AtomicBool::new(false),
-            ntt_sppark: AtomicBool::new(false),
-            ones_flags: AtomicU32::new(0),
-            queries_before_gate: AtomicBool::new(true),
-            sparse_beside_h: AtomicBool::new(true),
             #[cfg(feature = "tools")]
-            park_always: AtomicBool::new(false),
+            forced: Forced::default(),
             fallback_logged: AtomicBool::new(false),
             too_big_logged: std::sync::Mutex::default(),
         })
@@ -188,83 +186,53 @@ impl CudaBackend {
         Ok(t.elapsed())
     }
 
-    /// Run the B_G2 MSM on the GPU (default) or on CPU threads overlapping the GPU work.
+    /// Tools and tests only: B over G2 on the GPU (the library's path) or on CPU threads
+    /// overlapping the GPU work (a comparison).
+    #[cfg(feature = "tools")]
     pub fn set_b_g2_on_gpu(&self, on_gpu: bool) {
-        self.b_g2_on_gpu.store(on_gpu, Ordering::Relaxed);
+        self.forced.b_g2_on_cpu.store(!on_gpu, Ordering::Relaxed);
     }
 
-    pub fn b_g2_on_gpu(&self) -> bool {
-        self.b_g2_on_gpu.load(Ordering::Relaxed)
+    pub(crate) fn b_g2_on_gpu(&self) -> bool {
+        #[cfg(feature = "tools")]
+        return !self.forced.b_g2_on_cpu.load(Ordering::Relaxed);
+        #[cfg(not(feature = "tools"))]
+        true
     }
 
-    /// ΣH through sppark's Pippenger at every size instead of the one-pass big-MSM it uses from
-    /// 2^25 points up (cuda/msm_big.cuh): for comparing the two, proof for proof.
-    pub fn set_msm_h_sppark(&self, sppark: bool) {
-        self.msm_h_sppark.store(sppark, Ordering::Relaxed);
-    }
-
-    pub(crate) fn msm_h_sppark(&self) -> bool {
-        self.msm_h_sppark.load(Ordering::Relaxed)
-    }
-
-    /// The one-pass big-MSM's bucket sums by XYZZ additions instead of affine rounds (the
-    /// default, cuda/msm_affine.cuh): the same sum, for comparing the two.
-    pub fn set_msm_h_xyzz(&self, xyzz: bool) {
-        self.msm_h_xyzz.store(xyzz, Ordering::Relaxed);
-    }
-
-    pub(crate) fn msm_h_xyzz(&self) -> bool {
-        self.msm_h_xyzz.load(Ordering::Relaxed)
-    }
-
-    /// How the G1 sums of the bases whose scalar is one run (the same sums every way; for
-    /// comparing them and for testing the rounds at small sizes).
+    /// Tools and tests only: how the G1 sums of the bases whose scalar is one run (the same
+    /// sums every way; the library picks by size), to test the rounds at small sizes.
+    #[cfg(feature = "tools")]
     pub fn set_ones_sums(&self, how: OnesSums) {
         let flags = match how {
             OnesSums::BySize => 0,
             OnesSums::Rounds => ffi::ONES_ROUNDS,
             OnesSums::Sppark => ffi::ONES_SPPARK,
         };
-        self.ones_flags.store(flags, Ordering::Relaxed);
+        self.forced.ones_flags.store(flags, Ordering::Relaxed);
     }
 
     pub(crate) fn ones_flags(&self) -> u32 {
-        self.ones_flags.load(Ordering::Relaxed)
+        #[cfg(feature = "tools")]
+        return self.forced.ones_flags.load(Ordering::Relaxed);
+        #[cfg(not(feature = "tools"))]
+        0
     }
 
-    /// Stage H's NTTs with sppark's own split of the passes (`true`) or with the passes split
-    /// evenly where sppark's are not (the default, cuda/ntt_split.cuh): the same values, for
-    /// comparing the two.
-    pub fn set_ntt_sppark(&self, sppark: bool) {
-        self.ntt_sppark.store(sppark, Ordering::Relaxed);
-    }
-
-    pub fn ntt_sppark(&self) -> bool {
-        self.ntt_sppark.load(Ordering::Relaxed)
-    }
-
-    /// Upload a proof's sparse queries before its lane takes the device's MSM gate, beside the
-    /// other lane's MSMs (the default), or let the sparse stage upload them under the gate (the
-    /// same proof; for comparing the two).
-    pub fn set_queries_before_gate(&self, before: bool) {
-        self.queries_before_gate.store(before, Ordering::Relaxed);
-    }
-
-    pub(crate) fn queries_before_gate(&self) -> bool {
-        self.queries_before_gate.load(Ordering::Relaxed)
-    }
-
-    /// When a proof's witness is classified before its GPU stages (the engine's path) and no other
-    /// proof holds the device, run the sparse stage's work but ΣH (batch additions, the small
-    /// Pippengers) beside stage H, where the a, b, c upload leaves SMs idle (the default), or after
-    /// it (the same proof; for comparing the two). With two proofs on the device this changes
-    /// nothing: the MSM gate is taken only when free, and the SMs are busy anyway.
+    /// Tools and tests only: with `false`, a lone proof's sparse work (batch additions, the small
+    /// Pippengers) runs after stage H, as it does whenever another proof holds the device,
+    /// instead of beside it (the library's choice for an idle device: the a, b, c upload leaves
+    /// SMs idle there).
+    #[cfg(feature = "tools")]
     pub fn set_sparse_beside_h(&self, beside: bool) {
-        self.sparse_beside_h.store(beside, Ordering::Relaxed);
+        self.forced.sparse_after_h.store(!beside, Ordering::Relaxed);
     }
 
     pub(crate) fn sparse_beside_h(&self) -> bool {
-        self.sparse_beside_h.load(Ordering::Relaxed)
+        #[cfg(feature = "tools")]
+        return !self.forced.sparse_after_h.load(Ordering::Relaxed);
+        #[cfg(not(feature = "tools"))]
+        true
     }
 
     /// Tools and tests only: every streamed proof whose circuit is streamed in tiles parks C and
@@ -274,12 +242,12 @@ impl CudaBackend {
     /// card) — so this is how the GPU identity tests reach that path with small circuits.
     #[cfg(feature = "tools")]
     pub fn set_park_always(&self, park: bool) {
-        self.park_always.store(park, Ordering::Relaxed);
+        self.forced.park_always.store(park, Ordering::Relaxed);
     }
 
     pub(crate) fn parks_always(&self) -> bool {
         #[cfg(feature = "tools")]
-        return self.park_always.load(Ordering::Relaxed);
+        return self.forced.park_always.load(Ordering::Relaxed);
         #[cfg(not(feature = "tools"))]
         false
     }

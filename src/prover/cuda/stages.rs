@@ -137,8 +137,6 @@ struct Attempt<'a> {
     b_g2: bool,
     /// ΣH folded with L's and B_G1's significant scalars (resident mode only).
     fold: bool,
-    /// The queries uploaded before the gate is taken (beside the other lane's MSMs).
-    queries_first: bool,
     /// No other proof on the device: the sparse work but ΣH may run beside stage H.
     beside: bool,
 }
@@ -155,7 +153,7 @@ impl CudaBackend {
         a: Attempt<'_>,
         t: &mut PhaseTimings,
     ) -> std::result::Result<[SparseScalars; 3], StageError> {
-        let Attempt { gate, dsrs, witness, ready, b_g2, fold, queries_first, beside } = a;
+        let Attempt { gate, dsrs, witness, ready, b_g2, fold, beside } = a;
         // An idle device and a classified witness: the sparse work but ΣH runs beside stage H,
         // under the MSM gate, taken only if free (another lane's MSMs never wait for a stage H).
         let free_gate = match (beside && ready.is_some()).then(|| gate.try_lock()) {
@@ -195,9 +193,7 @@ impl CudaBackend {
         set_queries(inp, &q, b_g2, fold);
         // The queries' upload needs no SMs: it runs before the gate, beside the other lane's MSMs
         // (inside the gate it queued behind that lane's a, b, c upload: ~0.12 s per proof at 2^26).
-        if queries_first {
-            ws.prove(dsrs, inp, out, ffi::STAGE_QUERIES).map_err(StageError::cuda)?;
-        }
+        ws.prove(dsrs, inp, out, ffi::STAGE_QUERIES).map_err(StageError::cuda)?;
         let t_gate = Instant::now();
         let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
         t.push("gpu_msm_gate_wait", t_gate.elapsed());
@@ -232,11 +228,7 @@ impl CudaBackend {
             c: ptr(values.map(|v| v.2)),
             constraints: m as u64,
             lg_domain: n.trailing_zeros(),
-            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H }
-                | if self.msm_h_sppark() { ffi::MSM_H_SPPARK } else { 0 }
-                | if self.msm_h_xyzz() { ffi::MSM_H_XYZZ } else { 0 }
-                | if self.ntt_sppark() { ffi::NTT_SPPARK } else { 0 }
-                | self.ones_flags(),
+            flags: if h_on_gpu { 0 } else { ffi::SKIP_MSM_H } | self.ones_flags(),
             z_inv: z_inv(n)?,
             h_out: h_coeffs.as_mut().map_or(std::ptr::null_mut(), |h| h.as_mut_ptr().cast()),
             l: empty_sparse(),
@@ -297,7 +289,6 @@ impl CudaBackend {
                 if park {
                     inp.spill = ws.spill(n);
                 }
-                let first = self.queries_before_gate();
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
                 let attempt = Attempt {
                     gate,
@@ -306,7 +297,6 @@ impl CudaBackend {
                     ready: ready.take(),
                     b_g2,
                     fold: fold && !streamed,
-                    queries_first: first,
                     beside,
                 };
                 Self::stages(ws, &mut inp, &mut out, attempt, t).map(|q| (q, wall.elapsed()))
