@@ -295,9 +295,10 @@ fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
             p => panic!("budget {b}: {p:?}"),
         })
         .collect();
-    // Both orders of ΣH and the passes over the tiles run, each with nothing kept.
-    assert!(v.iter().any(|(_, p)| !p.h_beside_tiles && p.resident == 0), "{v:?}");
-    assert!(v.iter().any(|(_, p)| p.h_beside_tiles && p.resident == 0), "{v:?}");
+    // Both orders of ΣH and the passes over the tiles run (at the smallest sizes the floor's plan
+    // may keep a section whose whole costs less than its two tiles).
+    assert!(v.iter().any(|(_, p)| !p.h_beside_tiles), "{v:?}");
+    assert!(v.iter().any(|(_, p)| p.h_beside_tiles), "{v:?}");
     v
 }
 
