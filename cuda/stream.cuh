@@ -107,23 +107,22 @@ struct streamed_view {
     bool any_host;  // some section is streamed from host memory (the passes need tile slots)
 };
 
-// The G1 passes (L, A, B_G1) on `s`, between events e[0] and e[3] of each query (SIG + 4f), the
-// significant bases of query f gathered at `gathered[f]`; their per-warp sums then copied into
-// `partial`. Waits for them.
-inline void g1_passes(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, affine_t* slots,
-                      affine_t* const gathered[3], std::vector<bucket_t>& partial)
+// G1 query f's pass (0 L, 1 A, 2 B_G1) on `s`, between events SIG + 4f and + 1, its significant
+// bases gathered at `gathered`.
+inline void g1_pass(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, int f, affine_t* slots, affine_t* gathered)
 {
-    const size_t nret = ws.nret();
-    for (int f = 0; f < 3; f++) {
-        timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
-        e[0].record(s);
-        pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots, v.tile, *v.q[f],
-                                                              ws.bitmaps.get() + v.qs.woff[f], ws.sig_idx.get() + v.qs.soff[f],
-                                                              gathered[f], ws.ret.get() + f * nret);
-        e[1].record(s);
-    }
-    partial.resize(3 * nret);
-    CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
+    timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
+    e[0].record(s);
+    pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots, v.tile, *v.q[f], ws.bitmaps.get() + v.qs.woff[f],
+                                                          ws.sig_idx.get() + v.qs.soff[f], gathered, ws.ret.get() + f * ws.nret());
+    e[1].record(s);
+}
+
+// The G1 passes' per-warp sums (nret per query) copied into `partial`; waits for them.
+inline void download_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, std::vector<bucket_t>& partial)
+{
+    partial.resize(3 * ws.nret());
+    CUDA_OK(cudaMemcpyAsync(partial.data(), ws.ret.get(), partial.size() * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
     s.sync();
 }
 
@@ -199,21 +198,11 @@ inline void sparse_in_turn(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     {
         pool_buffer<affine_t> slots(v.any_host ? 2 * v.tile : 0, s);
         s.sync();
-        affine_t* const shared[3] = {ws.gathered.get(), ws.gathered.get(), ws.gathered.get()};
-        const size_t nret = ws.nret();
         for (int f = 0; f < 3; f++) {
-            timing_event* e = ws.ev + 8 + SIG + 4 * f;
-            e[0].record(s);
-            pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots.get(), v.tile, *v.q[f],
-                                                                  ws.bitmaps.get() + v.qs.woff[f],
-                                                                  ws.sig_idx.get() + v.qs.soff[f], shared[f],
-                                                                  ws.ret.get() + f * nret);
-            e[1].record(s);
-            out.sig[f] = g1_significant(ws, s, v, f, shared[f]);
+            g1_pass(ws, s, v, f, slots.get(), ws.gathered.get());
+            out.sig[f] = g1_significant(ws, s, v, f, ws.gathered.get());
         }
-        out.partial.resize(3 * nret);
-        CUDA_OK(cudaMemcpyAsync(out.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
-        s.sync();
+        download_ones_g1(ws, s, out.partial);
     }
     release_pool(ws.gpu, s);
     ev[BATCH_G1].record(s);
@@ -255,7 +244,9 @@ inline void sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
                 // G2's slots are twice G1's: one allocation serves both passes.
                 pool_buffer<affine2_t> slots(v.any_host ? 2 * v.tile : 0, r);
                 r.sync();
-                g1_passes(ws, r, v, reinterpret_cast<affine_t*>(slots.get()), gathered, out.partial);
+                for (int f = 0; f < 3; f++)
+                    g1_pass(ws, r, v, f, reinterpret_cast<affine_t*>(slots.get()), gathered[f]);
+                download_ones_g1(ws, r, out.partial);
                 ev[BATCH_G1].record(r);
                 if (g2)
                     out.b2_sig = g2_pass(ws, r, v, slots.get(), out.partial2);

@@ -136,7 +136,7 @@ static SUBS: &[cli::Sub] = &[
         cli::num("runs", "runs of each mode (default 3)"),
         cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default: runs)"),
         cli::num("distinct", "distinct points per SRS vector"),
-        cli::num("late-sparse-runs", "runs with ΣH after stage H (default 0)"),
+        cli::num("late-sparse-runs", "runs with the sparse work but ΣH after stage H instead of beside it (default 0)"),
         cli::text("export-witness", "directory for supraseal-c2-bench's workload"),
         cli::text("export-params", "file for supraseal-c2-bench's params"),
         cli::num("stream", "copies proved by two threads at once"),
