@@ -61,7 +61,6 @@ typedef struct {
 
 enum {
     CUZK_CUDA_SKIP_MSM_H = 1,  /* do not run the H MSM (the caller does it from h_out) */
-    CUZK_CUDA_B_G2 = 2,        /* also compute the B query over G2 (b_q's scalars, SRS b_g2) */
     CUZK_CUDA_FOLD = 4,        /* fold the significant L and r·B_G1 scalars into the H MSM:
                                   out.h = ΣH + ΣL_sig + r·ΣB_G1_sig, out.l_sig = out.b_sig = 0
                                   (one Pippenger instead of three; the proof only needs that sum) */
@@ -81,7 +80,7 @@ enum {
 };
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
- * SKIP_MSM_H) and the L, A, B queries from l, a_q, b_q, flags B_G2 and FOLD, and r. The caller
+ * SKIP_MSM_H) and the L, A, B (G1 and G2) queries from l, a_q, b_q, flag FOLD, and r. The caller
  * may prepare the sparse inputs while the H stage runs; the stages run on one workspace, H first.
  * The queries stage checks and uploads l, a_q, b_q (no kernels: it can run beside another
  * workspace's MSMs); a sparse stage given the same arrays then starts computing at once, else it

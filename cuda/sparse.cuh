@@ -84,12 +84,10 @@ inline bool same_arrays(const cuzk_cuda_sparse& x, const cuzk_cuda_sparse& y)
 // the device's MSM gate, beside the other lane's MSMs. Returns once the host arrays are read.
 inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
 {
-    const bool g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
     check_sparse("l", in.l, srs.nl);
     check_sparse("a", in.a_q, srs.na);
     check_sparse("b_g1", in.b_q, srs.nb);
-    if (g2)
-        check_sparse("b_g2", in.b_q, srs.nb2);
+    check_sparse("b_g2", in.b_q, srs.nb2);
     ws.gpu.select();
     uploaded_queries& up = ws.queries;
     up.ready = false;
@@ -106,10 +104,8 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     ws.sig_scalars.reserve(nsig);
     ws.gathered.reserve(max_sig);
     ws.ret.reserve(3 * ws.nret());
-    if (g2) {
-        ws.gathered2.reserve(in.b_q.nsig);
-        ws.ret2.reserve(ws.nret());
-    }
+    ws.gathered2.reserve(in.b_q.nsig);
+    ws.ret2.reserve(ws.nret());
     timing_event* ev = ws.ev + 8;
     ev[sparse_ev::START].record(ws.copy);
     size_t w = 0, k = 0;
@@ -150,7 +146,7 @@ inline sparse_queries view_of(const uploaded_queries& up, const cuzk_cuda_srs& s
 inline sparse_queries take_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
 {
     const uploaded_queries& up = ws.queries;
-    if (!(up.ready && ((up.flags ^ in.flags) & CUZK_CUDA_B_G2) == 0 && same_queries(up, in)))
+    if (!(up.ready && same_queries(up, in)))
         upload_queries(ws, srs, in);
     ws.queries.ready = false;  // one sparse stage per upload
     return view_of(up, srs, in);
@@ -271,7 +267,7 @@ inline point_t msm_significant(cuzk_cuda_workspace& ws, stream_t& s, const spars
 // What one sparse stage computes, decided from its input and stage H's domain n (2^lg_domain
 // when its H-independent part runs beside stage H, before the domain is on the workspace).
 struct sparse_plan {
-    bool g2, fold;
+    bool fold;
     size_t nh;  // H coefficients for ΣH (0: the caller sums H)
 };
 
@@ -283,7 +279,6 @@ inline sparse_plan plan_sparse(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_i
     if (want_h && srs.nh < n - 1)
         throw invalid("SRS has " + std::to_string(srs.nh) + " h points, the domain needs " + std::to_string(n - 1));
     sparse_plan p;
-    p.g2 = (in.flags & CUZK_CUDA_B_G2) != 0;
     p.nh = want_h ? n - 1 : 0;
     // Folding needs room for the extra scalars behind the H coefficients (the b and c
     // evaluations are spent by then: 3n slots in all).
@@ -308,9 +303,9 @@ struct sparse_rest {
 
 // B_G2's significant scalars by Pippenger on the side thread.
 inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
-                       const sparse_queries& qs, const sparse_plan& plan, sparse_rest& rest)
+                       const sparse_queries& qs, sparse_rest& rest)
 {
-    const size_t nsig_b2 = plan.g2 ? in.b_q.nsig : 0;
+    const size_t nsig_b2 = in.b_q.nsig;
     rest.b2_on_side = nsig_b2 != 0;
     if (nsig_b2 != 0)
         start_b_g2_sig(ws, srs, qs, nsig_b2, rest.b2_sig, rest.side_error, rest.side);
@@ -380,8 +375,8 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
     rest.partial.resize(3 * nret);
     CUDA_OK(cudaMemcpyAsync(rest.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
     ev[BATCH_G1].record(s);
-    rest.partial2.resize(plan.g2 ? nret : 0);
-    if (plan.g2 && in.b_q.npoints != 0) {
+    rest.partial2.resize(nret);
+    if (in.b_q.npoints != 0) {
         batch_add<bucket2_t, affine2_h, bucket2_h>(s, gpu, ws.ret2.get(), srs.b_g2.get(), (uint32_t)in.b_q.npoints,
                                                    ws.bitmaps.get() + qs.woff[2]);
         CUDA_OK(cudaMemcpyAsync(rest.partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
@@ -420,7 +415,7 @@ inline void finish_rest(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_pr
 
     s.sync();
     const size_t nret = ws.nret();
-    write_ones(out, qs.q, rest.partial, nret, plan.g2 && in.b_q.npoints != 0, rest.partial2);
+    write_ones(out, qs.q, rest.partial, nret, in.b_q.npoints != 0, rest.partial2);
 
     if (rest.side.t.joinable())
         rest.side.t.join();
@@ -465,7 +460,7 @@ inline void rest_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
     ev[BEGIN].record(s);
     sparse_rest rest;
     launch_batch_adds(ws, s, srs, in, qs, plan, rest);
-    start_b_g2(ws, srs, in, qs, plan, rest);
+    start_b_g2(ws, srs, in, qs, rest);
     finish_rest(ws, s, in, qs, plan, rest, out);
     ev[END].record(s);
     s.sync();
@@ -518,7 +513,7 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     CUDA_OK(cudaStreamWaitEvent(s, ev[UPLOADED]));
     ev[BEGIN].record(s);
     sparse_rest rest;
-    start_b_g2(ws, srs, in, qs, plan, rest);
+    start_b_g2(ws, srs, in, qs, rest);
     launch_batch_adds(ws, s, srs, in, qs, plan, rest);
     ev[H_START].record(s);
     write_point(out.h, msm_h(ws, srs, in, qs, plan.nh, plan.fold));

@@ -289,7 +289,7 @@ inline void stage_sparse_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& 
     const bool beside = (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0;
     if (beside)  // one gathered buffer per query (nothing in it yet: reserving keeps nothing)
         ws.gathered.reserve(in.l.nsig + in.a_q.nsig + in.b_q.nsig);
-    const bool g2 = plan.g2 && in.b_q.npoints != 0;
+    const bool g2 = in.b_q.npoints != 0;
     streamed_view v{{{(srs.resident & CUZK_CUDA_SEC_L) ? srs.l.get() : nullptr, srs.host_l, srs.nl},
                      {(srs.resident & CUZK_CUDA_SEC_A) ? srs.a.get() : nullptr, srs.host_a, srs.na},
                      {(srs.resident & CUZK_CUDA_SEC_B_G1) ? srs.b_g1.get() : nullptr, srs.host_b_g1, srs.nb}},

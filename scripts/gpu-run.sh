@@ -175,7 +175,7 @@ peer_synth() {
   local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
   echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
   if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
-  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --late-sparse-runs "${LATE_RUNS:-0}" --cpu-b-g2-runs 0 --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
+  run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --late-sparse-runs "${LATE_RUNS:-0}" --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
       --export-witness "$w" --export-params "$params"
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
@@ -215,7 +215,7 @@ for s0 in "${stages[@]}"; do
         .gpu-carry/supraseal-c2-bench stream "$CUZK_FIXTURES_DIR/sectors/StackedDrg2KiBV1_1-c0ffee/sector.json" \
         "${STREAM_JOBS:-32}" "${STREAM_THREADS:-1,8,16,32}" ;;
     synth-32g) run synth-32g 360 "$BIN" bench-synthetic --log 27 --constraints 130278869 --runs 3 --late-sparse-runs ${LATE_RUNS:-0} --stream "${STREAM_32G:-3}" \
-        --cpu-b-g2-runs 0 --distinct $((1 << 20)) ;;
+        --distinct $((1 << 20)) ;;
     synth-[0-9]*) run "$s" 200 "$BIN" bench-synthetic --log "${s#synth-}" --runs 3 ;;
     peer-synth-*) peer_synth "${s#peer-synth-}" ;;
     faults) wait_fixture; run faults 400 .gpu-carry/gpu-faults --nocapture --test-threads 1 ;;

@@ -89,10 +89,6 @@ fn sizes_2_10_to_2_20_byte_identical() {
         toy(&gpu, Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }, false, 20 + lg as u64);
     }
     toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 40);
-    // B_G2 on CPU threads overlapping the GPU instead of on the GPU.
-    gpu.set_b_g2_on_gpu(false);
-    toy(&gpu, Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 }, false, 41);
-    gpu.set_b_g2_on_gpu(true);
     toy(&gpu, Toy { constraints: (1 << 16) + 3, inputs: 2, mode: 1 }, false, 43);
     // A classified witness with the sparse work after stage H, between proofs that ran it beside.
     gpu.set_sparse_beside_h(false);
@@ -304,7 +300,7 @@ fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
 
 /// The streamed mode byte-identical to the CPU at 2^10 to 2^20 constraints (eight tiles or more
 /// per section, so every copy/compute overlap and tile boundary runs), with nothing, part and
-/// most of the SRS kept on the device, B_G2 on the GPU and on CPU threads, and on the real 2 KiB
+/// most of the SRS kept on the device, and on the real 2 KiB
 /// partition (verified).
 #[test]
 fn streamed_mode_byte_identical() {
@@ -326,8 +322,6 @@ fn streamed_mode_byte_identical() {
             let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
             let name = format!("{c:?} streamed, kept {:#x}, {} (tile {})", p.resident, p.sigma_h(), p.tile);
             check(&gpu, &name, &srs, clone_assignment(&asg), false, seed);
-            gpu.set_b_g2_on_gpu(false);
-            check(&gpu, &format!("{name}, B_G2 on CPU threads"), &srs, clone_assignment(&asg), false, seed + 100);
             let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
             assert!(!gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().cpu_fallback, "{name}: proved on the CPU");
         }

@@ -137,8 +137,7 @@ pub trait Backend: Send + Sync {
 
     /// The part of [`Backend::prove`] that must hold the prover (the CUDA backend's device
     /// work). The engine finishes a [`Begun::Tail`] on another thread, so the next partition's
-    /// device work starts while this one's CPU tail (assembly; B_G2 when it runs on CPU threads)
-    /// completes. A backend may give up with `Status::Cancelled` at a phase boundary once
+    /// device work starts while this one's CPU tail (assembly) completes. A backend may give up with `Status::Cancelled` at a phase boundary once
     /// `cancelled()` returns true (so cancel and shutdown do not wait for a whole proof).
     /// Default: the whole proof here, not cancellable.
     fn start(

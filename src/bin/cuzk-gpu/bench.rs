@@ -284,24 +284,17 @@ pub(crate) fn bench_2kib(args: &Parsed) -> bool {
         t.elapsed().as_secs_f64(),
         phases_ms(&first.phases)
     );
-    let cpu_b_g2_runs: usize = args.num("cpu-b-g2-runs", 0);
-    let (mut gpu_cpu_b_g2_s, mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut inline_s, mut gpu_s, mut prep_s) = (Vec::new(), Vec::new(), Vec::new());
     let mut last = PhaseTimings::default();
-    // (B_G2 on the GPU, classified beforehand as the engine's synthesis threads do, runs,
-    // samples); the engine's path last: it is `gpu_s` and what `last` shows.
-    let modes = [
-        (false, false, cpu_b_g2_runs, &mut gpu_cpu_b_g2_s),
-        (true, false, runs, &mut inline_s),
-        (true, true, runs, &mut gpu_s),
-    ];
-    for (on_gpu, prep, n, out) in modes {
-        gpu.set_b_g2_on_gpu(on_gpu);
-        for i in 0..n {
+    // (classified beforehand as the engine's synthesis threads do, samples); the engine's path
+    // last: it is `gpu_s` and what `last` shows.
+    let modes = [(false, &mut inline_s), (true, &mut gpu_s)];
+    for (prep, out) in modes {
+        for i in 0..runs {
             let (p, wall) = timed_prove(&gpu, &srs, &asg, (r, s), prep.then_some(&mut prep_s));
             assert_eq!(bytes(&p.proof), bytes(&first.proof), "GPU proofs with equal r, s differ");
             println!(
-                "gpu run {i} (B_G2 on {}, {}): {wall:.3}s  {}",
-                if on_gpu { "GPU" } else { "CPU" },
+                "gpu run {i} ({}): {wall:.3}s  {}",
                 if prep { "prepared" } else { "unprepared" },
                 phases_ms(&p.phases)
             );
@@ -326,11 +319,10 @@ pub(crate) fn bench_2kib(args: &Parsed) -> bool {
     let dev = gpu.device_info(0).map(|d| d.name).unwrap_or_default();
     println!(
         "2 KiB partition prove (warm, synthesized witness in memory): gpu median {mg:.3}s prepared (as in \
-         the engine: classified beforehand, {:.3}s); unprepared {:.3}s; B_G2 on CPU threads {:.3}s; \
+         the engine: classified beforehand, {:.3}s); unprepared {:.3}s; \
          cpu median {mc:.3}s, speedup {:.1}x, identical {identical}, verified {verified}",
         median(&prep_s),
         median(&inline_s),
-        median(&gpu_cpu_b_g2_s),
         mc / mg
     );
     println!(
@@ -338,7 +330,7 @@ pub(crate) fn bench_2kib(args: &Parsed) -> bool {
         serde_json::json!({
             "bench": "gpu-2kib", "device": dev, "cores": cores, "runs": runs,
             "gpu_s": gpu_s, "prepare_s": prep_s, "gpu_unprepared_s": inline_s, "gpu_unprepared_median_s": median(&inline_s),
-            "gpu_b_g2_on_cpu_s": gpu_cpu_b_g2_s, "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
+            "cpu_s": cpu_s, "gpu_median_s": mg, "cpu_median_s": mc,
             "synthesis_s": synth_s, "identical": identical, "verified": verified,
             "gpu_phases_ms_last": phases_json(&last),
         })
@@ -413,23 +405,20 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
     let first = gpu.prove(&srs, synthetic::clone_assignment(&asg), r, s).expect("gpu proof");
     println!("first (SRS upload included): {:.3}s  {}", t.elapsed().as_secs_f64(), phases_ms(&first.phases));
     let first_bytes = bytes(&first.proof);
-    let cpu_b_g2_runs: usize = args.num("cpu-b-g2-runs", runs);
-    // Modes: (name, B_G2 on the GPU, classified beforehand as the engine's synthesis
-    // threads do, runs). The last, the engine's path, is the headline.
+    // Modes: (name, classified beforehand as the engine's synthesis threads do, runs). The
+    // last, the engine's path, is the headline.
     let late_runs: usize = args.num("late-sparse-runs", 0);
     // The sparse work but ΣH after stage H instead of beside it (the same proof bytes).
     let modes = [
-        ("b_g2_on_cpu", false, false, cpu_b_g2_runs, false),
-        ("unprepared", true, false, runs, false),
-        ("prepared_late_sparse", true, true, late_runs, true),
-        ("prepared", true, true, runs, false),
+        ("unprepared", false, runs, false),
+        ("prepared_late_sparse", true, late_runs, true),
+        ("prepared", true, runs, false),
     ];
     let mut results = serde_json::Map::new();
     let mut summary = Vec::new();
     let mut last = PhaseTimings::default();
     let (mut wall_s, mut events_ms, mut gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, on_gpu, prep, n, late_sparse) in modes {
-        gpu.set_b_g2_on_gpu(on_gpu);
+    for (name, prep, n, late_sparse) in modes {
         gpu.set_sparse_beside_h(!late_sparse);
         (wall_s, events_ms, gpu_ms) = (Vec::new(), Vec::new(), Vec::new());
         let mut prep_s = Vec::new();
@@ -493,7 +482,6 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
         && export("--export-params", &|path| synthetic::write_params(&srs.params, path));
     let k: usize = args.num("stream", 0);
     if k > 0 {
-        gpu.set_b_g2_on_gpu(true);
         // With --late-sparse-runs also the stream with the sparse work after stage H, first.
         if late_runs > 0 {
             gpu.set_sparse_beside_h(false);

@@ -14,17 +14,17 @@
 //!   cuzk-gpu selftest [--min-log N] [--max-log N] [--no-synthetic] [--no-fixture] [--mem-loop N]
 //!                                        GPU vs CPU byte identity (synthetic sizes + 2 KiB fixture),
 //!                                        part-by-part checks, verification, device-memory loop
-//!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N] [--cpu-b-g2-runs N]
+//!   cuzk-gpu bench-2kib [--runs N] [--cpu-runs N]
 //!                                        warm GPU prove time of the 2 KiB partition with CUDA-event
-//!                                        phases (witness classified beforehand or not; B_G2 on CPU threads if
-//!                                        asked), CPU backend side by side
-//!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--cpu-b-g2-runs N] [--distinct D]
+//!                                        phases (witness classified beforehand or not), CPU backend
+//!                                        side by side
+//!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--distinct D]
 //!                            [--late-sparse-runs N]
 //!                            [--export-witness DIR] [--export-params FILE] [--stream K]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
-//!                                        its first D points if given; both B_G2 placements; ΣH
-//!                                        also by sppark's MSM or XYZZ bucket sums if asked); then
+//!                                        its first D points if given; classified beforehand or
+//!                                        not; the sparse work after stage H if asked); then
 //!                                        writes the workload for `supraseal-c2-bench raw`; then K
 //!                                        copies proved by two threads at once (throughput)
 //!
@@ -127,14 +127,12 @@ static SUBS: &[cli::Sub] = &[
     cli::sub("bench-2kib", "warm GPU prove time of the 2 KiB partition, CPU backend beside it", &[
         cli::num("runs", "GPU runs (default 5)"),
         cli::num("cpu-runs", "CPU runs (default 2)"),
-        cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default 0)"),
     ]),
     cli::sub("bench-synthetic", "a PoRep-like synthetic partition of 2^N constraints on a random-point SRS", &[
         cli::num("log", "constraints, log2 (default 20)"),
         cli::num("constraints", "constraints (default 2^log)"),
         cli::num("aux", "aux variables (default: constraints)"),
         cli::num("runs", "runs of each mode (default 3)"),
-        cli::num("cpu-b-g2-runs", "runs with B_G2 on CPU threads (default: runs)"),
         cli::num("distinct", "distinct points per SRS vector"),
         cli::num("late-sparse-runs", "runs with the sparse work but ΣH after stage H instead of beside it (default 0)"),
         cli::text("export-witness", "directory for supraseal-c2-bench's workload"),

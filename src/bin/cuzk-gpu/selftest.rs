@@ -113,15 +113,6 @@ pub(crate) fn selftest(args: &Parsed) -> bool {
     for (i, (name, toy)) in big.into_iter().enumerate() {
         ok &= toy_case(&gpu, &name, toy, false, 200 + i as u64);
     }
-    gpu.set_b_g2_on_gpu(false);
-    ok &= toy_case(
-        &gpu,
-        "2^14 mixed, B_G2 on CPU threads",
-        Toy { constraints: (1 << 14) - 2, inputs: 1, mode: 2 },
-        false,
-        300,
-    );
-    gpu.set_b_g2_on_gpu(true);
 
     selftest_rest(&gpu, args, mem_loop, ok)
 }

@@ -18,7 +18,7 @@ use crate::synth::Assignment;
 
 impl CudaBackend {
     /// Check every GPU intermediate of one proof against the CPU: H coefficients, ΣH, and for
-    /// L, A, B_G1 (and B_G2 when it runs on the GPU) the sum of the one-scalar bases and the MSM
+    /// L, A, B_G1 and B_G2 the sum of the one-scalar bases and the MSM
     /// of the rest. For tests and `cuzk-gpu selftest`; returns (part, matches).
     pub fn check_parts(&self, srs: &Srs, asg: &Assignment) -> Result<Vec<(&'static str, bool)>> {
         let p = &srs.params;
@@ -29,9 +29,8 @@ impl CudaBackend {
         let w = Witness::copy_of(asg);
         let q = classify_all(&w)?;
         let mut t = PhaseTimings::default();
-        let on_gpu = self.b_g2_on_gpu();
         let abc = Abc::Values(&asg.a, &asg.b, &asg.c);
-        let job = GpuJob { abc, witness: &w, ready: Some(q), download_h: true, b_g2: on_gpu, fold_r: None };
+        let job = GpuJob { abc, witness: &w, ready: Some(q), download_h: true, fold_r: None };
         let (gpu, q) = self.run_gpu(srs, job, &mut t)?;
         let h = crate::prover::cpu::compute_h_bellperson(asg.a.clone(), asg.b.clone(), asg.c.clone())?;
         let mut res = vec![("h_coefficients", gpu.h_coeffs.as_deref() == Some(h.as_slice()))];
@@ -43,10 +42,9 @@ impl CudaBackend {
             res.push((names[f].0, cpu_ones(bases[f], &q[f]) == gpu.ones[f]));
             res.push((names[f].1, cpu_sig_g1(bases[f], &q[f])? == gpu.sig[f]));
         }
-        if let Some((ones, rest)) = gpu.b2 {
-            res.push(("ones_b_g2", cpu_ones(&p.b_g2, &q[2]) == ones));
-            res.push(("sig_b_g2", cpu_sig_g2(&p.b_g2, &q[2])? == rest));
-        }
+        let (ones, rest) = gpu.b2;
+        res.push(("ones_b_g2", cpu_ones(&p.b_g2, &q[2]) == ones));
+        res.push(("sig_b_g2", cpu_sig_g2(&p.b_g2, &q[2])? == rest));
         Ok(res)
     }
 }

@@ -50,7 +50,6 @@ pub struct Sparse {
 }
 
 pub const SKIP_MSM_H: u32 = 1;
-pub const B_G2: u32 = 2;
 /// Fold the significant L and r·B_G1 scalars into the H MSM (see cuzk_cuda.h).
 pub const FOLD: u32 = 4;
 /// Tests and tools only: the G1 sums of one-scalar bases by affine rounds at every size (by

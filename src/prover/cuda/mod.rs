@@ -15,7 +15,7 @@
 //! (prepared, no other proof on the device, gate free: take the gate, upload the queries, then
 //!              stage H ∥ on a second host thread the batch additions and, once a, b, c are
 //!              staged, the Pippengers ─ ΣH ─ release gate and lane: STAGE_EARLY)
-//! Started::finish (the proof's tail): B_G2 from CPU threads if so configured, assemble
+//! Started::finish (the proof's tail): assemble
 //!              (prover::assemble, shared with the CPU backend)
 //! ```
 //!
@@ -71,8 +71,9 @@ use super::vram::Footprint;
 use pool::Pool;
 use stages::{Abc, GpuJob};
 pub use tail::Started;
-use tail::BG2;
-use witness::{b_g2_sum, classify_parts, Prepared, Witness};
+#[cfg(test)]
+use witness::b_g2_sum;
+use witness::{classify_parts, Prepared, Witness};
 
 /// Tools and tests only: how the sparse stage sums the G1 bases whose scalar is one
 /// (cuda/sum_ones.cuh).
@@ -107,8 +108,6 @@ pub struct CudaBackend {
 #[cfg(feature = "tools")]
 #[derive(Default)]
 struct Forced {
-    /// B over G2 on CPU threads beside the GPU.
-    b_g2_on_cpu: AtomicBool,
     /// `OnesSums`' prove flag (0: by size).
     ones_flags: AtomicU32,
     /// The sparse work after stage H, also on an idle device.
@@ -184,20 +183,6 @@ impl CudaBackend {
             asg.prepared = Some(Box::new(Prepared(classes)));
         }
         Ok(t.elapsed())
-    }
-
-    /// Tools and tests only: B over G2 on the GPU (the library's path) or on CPU threads
-    /// overlapping the GPU work (a comparison).
-    #[cfg(feature = "tools")]
-    pub fn set_b_g2_on_gpu(&self, on_gpu: bool) {
-        self.forced.b_g2_on_cpu.store(!on_gpu, Ordering::Relaxed);
-    }
-
-    pub(crate) fn b_g2_on_gpu(&self) -> bool {
-        #[cfg(feature = "tools")]
-        return !self.forced.b_g2_on_cpu.load(Ordering::Relaxed);
-        #[cfg(not(feature = "tools"))]
-        true
     }
 
     /// Tools and tests only: how the G1 sums of the bases whose scalar is one run (the same
@@ -360,8 +345,8 @@ impl CudaBackend {
         false
     }
 
-    /// GPU work of one proof with blinding factors `r`, `s` (B_G2 on a CPU thread if so
-    /// configured). r is needed here: the significant B_G1 terms enter the H MSM as r·b.
+    /// GPU work of one proof with blinding factors `r`, `s`. r is needed here: the significant
+    /// B_G1 terms enter the H MSM as r·b.
     pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
@@ -370,35 +355,14 @@ impl CudaBackend {
         let constraints = deferred.as_ref().map_or(a.len(), |r| r.constraints());
         check_shape(srs, constraints, input.len(), aux.len())?;
         let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
-        let on_gpu = self.b_g2_on_gpu();
-
-        let thread = if on_gpu {
-            None
-        } else {
-            let (w2, bases) = (witness.clone(), srs.params.b_g2.clone());
-            Some(
-                std::thread::Builder::new()
-                    .name("cuzk-b-g2".into())
-                    .spawn(move || {
-                        let t = Instant::now();
-                        b_g2_sum(&bases, &w2).map(|s| (s, t.elapsed()))
-                    })
-                    .map_err(|e| err!(Internal, "spawning the B_G2 thread: {e}"))?,
-            )
-        };
-
         let abc = match &deferred {
             Some(r1cs) => Abc::Recorded(r1cs, &witness.input, &witness.aux),
             None => Abc::Values(&a, &b, &c),
         };
-        let job = GpuJob { abc, witness: &witness, ready: classes, download_h: false, b_g2: on_gpu, fold_r: Some(r) };
+        let job = GpuJob { abc, witness: &witness, ready: classes, download_h: false, fold_r: Some(r) };
         let (parts, q) = self.run_gpu(srs, job, &mut t)?;
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
-        let b_g2 = match (parts.b2, thread) {
-            (Some((ones, rest)), _) => BG2::Done(ones + rest),
-            (None, Some(h)) => BG2::Thread(h),
-            (None, None) => return Err(err!(Internal, "B_G2 was computed nowhere")),
-        };
+        let b_g2 = parts.b2.0 + parts.b2.1;
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
         let qbytes =
             q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
@@ -406,7 +370,7 @@ impl CudaBackend {
         Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
     }
 
-    /// Wait for B_G2 (when on CPU threads), blind and assemble.
+    /// Blind and assemble.
     pub fn prove_finish(&self, srs: &Srs, s0: Started) -> Result<PartitionProof> {
         Box::new(s0).finish(srs)
     }

@@ -54,8 +54,6 @@ pub(super) struct GpuJob<'a> {
     pub(super) ready: Option<[SparseScalars; 3]>,
     /// Bring H's coefficients back to the host too (the checks compare them).
     pub(super) download_h: bool,
-    /// The B query over G2 on the GPU (else CPU threads sum it beside the GPU).
-    pub(super) b_g2: bool,
     /// The proof's r, to fold the significant L and r·B_G1 scalars into ΣH (None: apart).
     pub(super) fold_r: Option<Scalar>,
 }
@@ -65,8 +63,8 @@ pub(super) struct GpuParts {
     pub(super) h: G1Projective,
     pub(super) ones: [G1Projective; 3],
     pub(super) sig: [G1Projective; 3],
-    /// (ones, rest) of B over G2, when it ran on the GPU.
-    pub(super) b2: Option<(G2Projective, G2Projective)>,
+    /// (ones, rest) of B over G2.
+    pub(super) b2: (G2Projective, G2Projective),
     /// H's coefficients, downloaded only when checking (read by `checks`).
     #[cfg_attr(not(any(test, feature = "tools")), allow(dead_code))]
     pub(super) h_coeffs: Option<Vec<Scalar>>,
@@ -112,14 +110,11 @@ pub(super) const GPU_PHASES: [(&str, usize); 15] = [
 
 /// The sparse stage's input from the classified witness (significant scalars too few for the GPU
 /// are left to the CPU).
-fn set_queries(inp: &mut ffi::ProveIn, q: &[SparseScalars; 3], b_g2: bool, fold: bool) {
+fn set_queries(inp: &mut ffi::ProveIn, q: &[SparseScalars; 3], fold: bool) {
     let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
     inp.l = sparse(&q[0], sig_on_gpu[0]);
     inp.a_q = sparse(&q[1], sig_on_gpu[1]);
     inp.b_q = sparse(&q[2], sig_on_gpu[2]);
-    if b_g2 {
-        inp.flags |= ffi::B_G2;
-    }
     if fold {
         inp.flags |= ffi::FOLD;
     }
@@ -133,8 +128,6 @@ struct Attempt<'a> {
     witness: &'a Witness,
     /// The witness's classification, if the synthesis thread made it.
     ready: Option<[SparseScalars; 3]>,
-    /// B's G2 MSM on the device (else CPU threads take it).
-    b_g2: bool,
     /// ΣH folded with L's and B_G1's significant scalars (resident mode only).
     fold: bool,
     /// No other proof on the device: the sparse work but ΣH may run beside stage H.
@@ -153,7 +146,7 @@ impl CudaBackend {
         a: Attempt<'_>,
         t: &mut PhaseTimings,
     ) -> std::result::Result<[SparseScalars; 3], StageError> {
-        let Attempt { gate, dsrs, witness, ready, b_g2, fold, beside } = a;
+        let Attempt { gate, dsrs, witness, ready, fold, beside } = a;
         // An idle device and a classified witness: the sparse work but ΣH runs beside stage H,
         // under the MSM gate, taken only if free (another lane's MSMs never wait for a stage H).
         let free_gate = match (beside && ready.is_some()).then(|| gate.try_lock()) {
@@ -163,7 +156,7 @@ impl CudaBackend {
         };
         if let Some(_gate) = free_gate {
             let q = ready.expect("checked above");
-            set_queries(inp, &q, b_g2, fold);
+            set_queries(inp, &q, fold);
             for name in ["cpu_prep", "cpu_prep_wait", "gpu_msm_gate_wait"] {
                 t.push(name, Duration::ZERO);
             }
@@ -190,7 +183,7 @@ impl CudaBackend {
         let (q, prep_time) = q?;
         t.push("cpu_prep", prep_time);
         t.push("cpu_prep_wait", prep);
-        set_queries(inp, &q, b_g2, fold);
+        set_queries(inp, &q, fold);
         // The queries' upload needs no SMs: it runs before the gate, beside the other lane's MSMs
         // (inside the gate it queued behind that lane's a, b, c upload: ~0.12 s per proof at 2^26).
         ws.prove(dsrs, inp, out, ffi::STAGE_QUERIES).map_err(StageError::cuda)?;
@@ -204,7 +197,7 @@ impl CudaBackend {
     /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
     /// runs (unless `job.ready` gives the classification). Small pieces go to the CPU.
     pub(super) fn run_gpu(&self, srs: &Srs, job: GpuJob<'_>, t: &mut PhaseTimings) -> Result<(GpuParts, [SparseScalars; 3])> {
-        let GpuJob { abc, witness, ready, download_h, b_g2, fold_r } = job;
+        let GpuJob { abc, witness, ready, download_h, fold_r } = job;
         let p = &srs.params;
         let (m, values, recorded) = match abc {
             Abc::Values(a, b, c) => {
@@ -295,7 +288,6 @@ impl CudaBackend {
                     dsrs: &on.srs,
                     witness,
                     ready: ready.take(),
-                    b_g2,
                     fold: fold && !streamed,
                     beside,
                 };
@@ -344,12 +336,8 @@ impl CudaBackend {
                 sig[f] = cpu_sig_g1(bases[f], &q[f])?;
             }
         }
-        let b2 = if b_g2 {
-            let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
-            Some((ffi::g2(&out.b2_ones), rest))
-        } else {
-            None
-        };
+        let rest = if sig_on_gpu[2] { ffi::g2(&out.b2_sig) } else { cpu_sig_g2(&p.b_g2, &q[2])? };
+        let b2 = (ffi::g2(&out.b2_ones), rest);
         let h = match (&h_coeffs, h_on_gpu) {
             (Some(h), false) => msm_sparse::<G1Affine>(&p.h, 0, h, None)?.0,
             _ => ffi::g1(&out.h),

@@ -1,9 +1,8 @@
 //! What is left of a CUDA proof once its device work is done (the proof's tail, run by the
-//! engine's finisher thread): B_G2 joined from its CPU thread when it ran there, then assembly.
+//! engine's finisher thread): the proof's assembly.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
@@ -14,18 +13,13 @@ use crate::prover::assemble::{assemble, MsmSums};
 use crate::prover::{Garbage, PartitionProof, PhaseTimings, ProofTail};
 use crate::srs::Srs;
 
-pub(super) enum BG2 {
-    Done(G2Projective),
-    Thread(JoinHandle<Result<(G2Projective, Duration)>>),
-}
-
 /// The GPU's share of one proof, before assembly: the proof's tail ([`ProofTail`]).
 pub struct Started {
     /// h (with the significant L and r·B_G1 terms folded in), L, A, B_G1.
     pub(super) sums: [G1Projective; 4],
     pub(super) r: Scalar,
     pub(super) s: Scalar,
-    pub(super) b_g2: BG2,
+    pub(super) b_g2: G2Projective,
     pub(super) witness: Arc<Witness>,
     pub(super) phases: PhaseTimings,
     pub(super) garbage: Garbage,
@@ -33,19 +27,9 @@ pub struct Started {
 }
 
 impl ProofTail for Started {
-    /// B_G2 (joined from its CPU thread when it ran there), then the proof's assembly.
+    /// The proof's assembly.
     fn finish(self: Box<Self>, srs: &Srs) -> Result<PartitionProof> {
         let Started { sums, r, s, b_g2, witness, mut phases, mut garbage, started } = *self;
-        let b_g2 = match b_g2 {
-            BG2::Done(v) => v,
-            BG2::Thread(h) => {
-                let t_wait = Instant::now();
-                let (v, took) = h.join().map_err(|_| err!(Internal, "the B_G2 thread panicked"))??;
-                phases.push("b_g2_wait", t_wait.elapsed());
-                phases.push("cpu_b_g2", took);
-                v
-            }
-        };
         let m = MsmSums { h: sums[0], l: sums[1], a: sums[2], b_g1: sums[3], b_g2 };
         let proof: Proof<Bls12> = phases.time("assemble", || assemble(srs, &m, r, s))?;
         phases.push("backend_wall", started.elapsed());

@@ -1,6 +1,6 @@
 //! The witness as the GPU stages read it: its scalars classified per query (0 / 1 / other),
 //! the sparse descriptors handed to cuda/, and the CPU's share of the small MSMs (pieces under
-//! [`GPU_MIN_POINTS`], and B_G2 when it runs on CPU threads).
+//! [`GPU_MIN_POINTS`]).
 
 use std::sync::Arc;
 
@@ -76,6 +76,8 @@ pub(super) fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Proj
     Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
+/// B over G2 the direct way (the split tests compare the GPU's ones + rest with it).
+#[cfg(test)]
 pub(super) fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Projective> {
     let b_inputs = w.b_input_density.get_total_density();
     let (bi, _) = msm_sparse::<G2Affine>(bases, 0, &w.input, Some(w.b_input_density.bv.as_bitslice()))?;
