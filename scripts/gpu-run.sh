@@ -41,7 +41,8 @@
 #           TEST SRS for its recorded circuit, verification on; ~2 min of SRS generation at 32 GiB, G1 on
 #           the GPU, before the jobs; CC_VRAM_BUDGET MiB, a comma-separated list), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported),
-#           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run)
+#           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run);
+#           alt2-STAGE: with $ALT2_BIN (a third build)
 #
 # Every stage runs under `timeout`, and the whole run stays under DEADLINE seconds (default 560).
 set -u
@@ -77,7 +78,7 @@ cat "$OUT/env.log"
 fixture_pid=""
 need_fixture=0
 timed_first=0
-for s in "${stages[@]}"; do case ${s#alt-} in
+for s in "${stages[@]}"; do s1=${s#alt2-}; case ${s1#alt-} in
   selftest-2kib|bench-2kib|e2e*|supraseal*|soak-*|faults|installed|identity-test|kinds*) need_fixture=1; break ;;
   shaped-*|synth-*|peer-synth-*|msm|ceiling|vram-*|cc-*) timed_first=1 ;;
 esac; done
@@ -196,10 +197,12 @@ print(d["sector_id"], *(bytes(d[k]).hex() for k in ("prover_id", "comm_r", "comm
   cat "$OUT/installed-verify.log"
 }
 
-# alt-STAGE runs STAGE with $ALT_BIN (another build, for side-by-side comparisons in one run).
+# alt-STAGE runs STAGE with $ALT_BIN, alt2-STAGE with $ALT2_BIN (other builds, for side-by-side
+# comparisons in one run).
 for s0 in "${stages[@]}"; do
   BIN_RUN=$BIN; s=$s0; PREFIX=
   if [ "${s0#alt-}" != "$s0" ]; then BIN=${ALT_BIN:?alt- stages need ALT_BIN}; s=${s0#alt-}; PREFIX=alt-; fi
+  if [ "${s0#alt2-}" != "$s0" ]; then BIN=${ALT2_BIN:?alt2- stages need ALT2_BIN}; s=${s0#alt2-}; PREFIX=alt2-; fi
   case $s in
     selftest) run selftest ${SELFTEST_CAP:-260} "$BIN" selftest --no-fixture --mem-loop ${MEM_LOOP:-50} --min-log ${MIN_LOG:-14} --max-log ${MAX_LOG:-20} ;;
     selftest-2kib) wait_fixture; run selftest-2kib 150 "$BIN" selftest --no-synthetic --mem-loop 0 ;;
