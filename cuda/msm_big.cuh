@@ -244,6 +244,128 @@ inline void launch_sums(uint32_t m, cudaStream_t s, const affine_t* points, cons
     CUDA_OK(cudaGetLastError());
 }
 
+// The sizes one MSM's buffers are made for: its windows' widths, the largest window's bucket
+// count and fold segments at each level, and the CUB temporary both sorts of a window share.
+struct shape_t {
+    std::vector<uint32_t> width;
+    uint32_t nwin, cmax, mmax, k1max, k2max, k3max;
+    size_t temp_bytes;
+
+    shape_t(size_t n, uint32_t c)
+        : width(widths(c)), nwin((uint32_t)width.size()), cmax(width[0]), mmax(1u << (cmax - 1)),
+          k1max(segments(mmax + 1)), k2max(segments(k1max)), k3max(segments(k2max)), temp_bytes(0)
+    {
+        size_t order_bytes = 0;
+        CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
+                                                (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
+        CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr,
+                                                          (uint32_t*)nullptr, (const uint32_t*)nullptr,
+                                                          (uint32_t*)nullptr, mmax, 0, 16));
+        temp_bytes = std::max(temp_bytes, order_bytes);
+    }
+};
+
+// One window's buffers. Two sets, so window w + 1 sorts while window w sums (from the device's
+// pool: reused by the next MSM, and by sppark's, without new mappings). keys, vals and skeys also
+// carry the bucket-size sort's m entries: more than n where the buckets outnumber the points
+// (22-bit windows over 2^20 points wrote past them).
+struct set_t {
+    pool_buffer<uint32_t> keys, vals, skeys, svals, start, order;
+    pool_buffer<bucket_h> buckets, w1, t1;
+    pool_buffer<char> temp;
+    timing_event sorted, summed, folded;
+    set_t(size_t n, const shape_t& sh, cudaStream_t s)
+        : keys(std::max<size_t>(n, sh.mmax), s), vals(std::max<size_t>(n, sh.mmax), s),
+          skeys(std::max<size_t>(n, sh.mmax), s), svals(n, s), start(sh.mmax + 2, s), order(sh.mmax, s),
+          buckets(sh.mmax + 1, s), w1(sh.k1max, s), t1(sh.k1max, s), temp(sh.temp_bytes, s)
+    {}
+};
+
+// Window [lo, lo + cw)'s digits and sorts on `s`, into `st`: the values sorted by bucket, each
+// bucket's range (`start`) and the buckets by size, largest first (`order`).
+inline void sort_window(const gpu_t& gpu, const fr_t* d_scalars, bool spent, size_t n, uint32_t lo, uint32_t cw,
+                        size_t temp_bytes, set_t& st, cudaStream_t s)
+{
+    const uint32_t m = 1u << (cw - 1);
+    if (spent)
+        digits<false><<<grid(gpu, n), THREADS, 0, s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
+    else
+        digits<true><<<grid(gpu, n), THREADS, 0, s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
+    CUDA_OK(cudaGetLastError());
+    size_t tb = temp_bytes;
+    CUDA_OK(cub::DeviceRadixSort::SortPairs(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
+                                            st.svals.get(), n, 0, (int)cw, s));
+    bounds<<<grid(gpu, n + 1), THREADS, 0, s>>>(st.skeys.get(), n, m, st.start.get());
+    CUDA_OK(cudaGetLastError());
+    // Buckets by size, largest first (keys, vals and skeys are free again).
+    bucket_sizes<<<grid(gpu, m), THREADS, 0, s>>>(st.start.get(), m, st.keys.get(), st.vals.get());
+    CUDA_OK(cudaGetLastError());
+    tb = temp_bytes;
+    CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
+                                                      st.order.get(), m, 0, 16, s));
+}
+
+// A sorted window's m + 1 bucket sums on `s`, into st.buckets: with the affine rounds, they
+// reduce each bucket to ~2 points first, which the XYZZ sums then add.
+inline void sum_window(const gpu_t& gpu, msm_affine::rounds_t* affine, const affine_t* d_points, size_t n, uint32_t m,
+                       set_t& st, cudaStream_t s)
+{
+    const affine_t* pts = d_points;
+    const uint32_t *vals = st.svals.get(), *bounds = st.start.get();
+    if (affine != nullptr && msm_affine::rounds(n, m) > 0) {
+        std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, s);
+        vals = nullptr;  // the rounds' output is in bucket order
+    }
+    launch_sums(m, s, pts, vals, bounds, st.order.get(), st.buckets.get());
+}
+
+// A summed window's folds on `s` (latency-bound, few threads: they run beside the next window's
+// sums): level 1 over its m + 1 buckets, level 2 into `l2` (w2, t2, p2: k2max apart), then st's
+// buffers are free (event st.folded) and level 3 reads l2 only, into `l3` (w3, t3, q3, p3: k3max
+// apart). Returns level 2's segment count.
+inline uint32_t fold_levels(uint32_t m, const shape_t& sh, set_t& st, bucket_h* l2, bucket_h* l3, cudaStream_t s)
+{
+    const uint32_t k1 = segments(m + 1), k2 = segments(k1), k3 = segments(k2), b3 = (k3 + THREADS - 1) / THREADS;
+    fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.buckets.get(), m + 1, true, st.w1.get(), st.t1.get());
+    CUDA_OK(cudaGetLastError());
+    fold<<<(k2 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.t1.get(), k1, true, l2, l2 + sh.k2max);
+    CUDA_OK(cudaGetLastError());
+    fold<<<(k2 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.w1.get(), k1, false, nullptr, l2 + 2 * sh.k2max);
+    CUDA_OK(cudaGetLastError());
+    st.folded.record(s);
+    fold<<<b3, THREADS, 0, s>>>(l2 + sh.k2max, k2, true, l3, l3 + sh.k3max);
+    CUDA_OK(cudaGetLastError());
+    fold<<<b3, THREADS, 0, s>>>(l2, k2, false, nullptr, l3 + 2 * sh.k3max);
+    CUDA_OK(cudaGetLastError());
+    fold<<<b3, THREADS, 0, s>>>(l2 + 2 * sh.k2max, k2, false, nullptr, l3 + 3 * sh.k3max);
+    CUDA_OK(cudaGetLastError());
+    return k2;
+}
+
+// The host's end: each window finished from its level-3 folds (`host`, nwin × 4 × k3max, on
+// threads), then the windows combined from the top (Horner).
+inline point_t combine(const std::vector<bucket_t>& host, const shape_t& sh, const std::vector<uint32_t>& k2)
+{
+    std::vector<point_t> win(sh.nwin);
+    std::vector<std::thread> pool;
+    for (uint32_t w = 0; w < sh.nwin; w++)
+        pool.emplace_back([&, w] {
+            const bucket_t* l3 = &host[(size_t)w * 4 * sh.k3max];
+            win[w] = fold_window(l3, l3 + sh.k3max, l3 + 2 * sh.k3max, l3 + 3 * sh.k3max, segments(k2[w]));
+        });
+    for (auto& th : pool)
+        th.join();
+    point_t out;
+    out.inf();
+    for (uint32_t w = sh.nwin; w-- > 0;) {
+        if (w + 1 != sh.nwin)
+            for (uint32_t i = 0; i < sh.width[w]; i++)
+                out.dbl();
+        out.add(win[w]);
+    }
+    return out;
+}
+
 // Σ scalars[i]·points[i] over device-resident points and Montgomery-form scalars, windows of
 // about c bits (12..24), the buckets summed as `sums` says. The scalars are only read, but
 // with `spent` (the caller reads them no more), which takes them out of Montgomery form in place,
@@ -252,10 +374,11 @@ inline void launch_sums(uint32_t m, cudaStream_t s, const affine_t* points, cons
 inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, size_t n, uint32_t c,
                    timings* t = nullptr, sums_t sums = AFFINE, bool spent = false)
 {
-    point_t out;
-    out.inf();
-    if (n == 0)
+    if (n == 0) {
+        point_t out;
+        out.inf();
         return out;
+    }
     if (c < 12 || c > 24 || n >= (1u << 31) || (sums != AFFINE && sums != XYZZ))
         throw sppark_error{CUZK_CUDA_E_INVALID, "msm_big: window " + std::to_string(c) + ", size " + std::to_string(n) +
                                                     " or sums " + std::to_string(sums)};
@@ -272,44 +395,19 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
                 t->host_after = std::chrono::duration<float, std::milli>(clock::now() - drained).count();
         }
     } host_time{t};
-    const std::vector<uint32_t> width = widths(c);
-    const uint32_t nwin = (uint32_t)width.size(), cmax = width[0], mmax = 1u << (cmax - 1);
-    const uint32_t k1max = segments(mmax + 1), k2max = segments(k1max), k3max = segments(k2max);
+    const shape_t sh(n, c);
 
     // ΣH is the gated critical path of a partition: its streams go first where another lane's
     // stage H (NTTs, a, b, c) shares the SMs (measured in cuda/NOTES.md: one 32 GiB job 0.96×
     // the latency, throughput 0.98×). Made on the current device: every caller has selected `gpu`.
     priority_stream sort_s, sum_s, fold_s;
-    // One temporary buffer for both sorts of a window (digits, then bucket sizes; one stream).
-    size_t temp_bytes = 0, order_bytes = 0;
-    CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const uint32_t*)nullptr, (uint32_t*)nullptr,
-                                            (const uint32_t*)nullptr, (uint32_t*)nullptr, n, 0, (int)cmax));
-    CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(nullptr, order_bytes, (const uint32_t*)nullptr,
-                                                      (uint32_t*)nullptr, (const uint32_t*)nullptr,
-                                                      (uint32_t*)nullptr, mmax, 0, 16));
-    temp_bytes = std::max(temp_bytes, order_bytes);
-    // Two sets, so window w + 1 sorts while window w sums (from the device's pool: reused by
-    // the next MSM, and by sppark's, without new mappings).
-    struct set_t {
-        pool_buffer<uint32_t> keys, vals, skeys, svals, start, order;
-        pool_buffer<bucket_h> buckets, w1, t1;
-        pool_buffer<char> temp;
-        timing_event sorted, summed, folded;
-        // keys, vals and skeys also carry the bucket-size sort's m entries: more than n where the
-        // buckets outnumber the points (22-bit windows over 2^20 points wrote past them).
-        set_t(size_t n, uint32_t mmax, uint32_t k1max, size_t temp_bytes, cudaStream_t s)
-            : keys(std::max<size_t>(n, mmax), s), vals(std::max<size_t>(n, mmax), s), skeys(std::max<size_t>(n, mmax), s),
-              svals(n, s), start(mmax + 2, s), order(mmax, s), buckets(mmax + 1, s), w1(k1max, s), t1(k1max, s),
-              temp(temp_bytes, s)
-        {}
-    };
-    set_t set[2] = {{n, mmax, k1max, temp_bytes, sort_s}, {n, mmax, k1max, temp_bytes, sort_s}};
-    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(sums, n, mmax, sum_s);
+    set_t set[2] = {{n, sh, sort_s}, {n, sh, sort_s}};
+    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(sums, n, sh.mmax, sum_s);
     // Level-2 results of every window (w2, t2, p2), and level-3 ones (w3, t3, q3, p3).
-    pool_buffer<bucket_h> lvl2((size_t)nwin * 3 * k2max, sort_s), lvl3((size_t)nwin * 4 * k3max, sort_s);
+    pool_buffer<bucket_h> lvl2((size_t)sh.nwin * 3 * sh.k2max, sort_s), lvl3((size_t)sh.nwin * 4 * sh.k3max, sort_s);
 
     timing_event begin, first_sorted, end;
-    const uint32_t nev = t != nullptr ? nwin : 0;  // per-window events only when reporting
+    const uint32_t nev = t != nullptr ? sh.nwin : 0;  // per-window events only when reporting
     std::vector<timing_event> sort_from(nev), sum_from(nev), sort_to(nev), sum_to(nev);
     begin.record(sort_s);
     if (spent) {
@@ -320,33 +418,17 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
         t->host_before = std::chrono::duration<float, std::milli>(clock::now() - host_time.entry).count();
     CUDA_OK(cudaStreamWaitEvent(sum_s, begin, 0));
     CUDA_OK(cudaStreamWaitEvent(fold_s, begin, 0));
-    std::vector<uint32_t> k2(nwin);
-    for (uint32_t w = 0, lo = 0; w < nwin; lo += width[w], w++) {
+    std::vector<uint32_t> k2(sh.nwin);
+    for (uint32_t w = 0, lo = 0; w < sh.nwin; lo += sh.width[w], w++) {
         set_t& st = set[w & 1];
-        const uint32_t cw = width[w], m = 1u << (cw - 1), k1 = segments(m + 1);
-        k2[w] = segments(k1);
+        const uint32_t cw = sh.width[w], m = 1u << (cw - 1);
         if (w >= 2) {  // window w − 2 is done with this set: its sums (sort buffers), folds (buckets)
             CUDA_OK(cudaStreamWaitEvent(sort_s, st.summed, 0));
             CUDA_OK(cudaStreamWaitEvent(sum_s, st.folded, 0));
         }
         if (nev)
             sort_from[w].record(sort_s);
-        if (spent)
-            digits<false><<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
-        else
-            digits<true><<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n, lo, cw, st.keys.get(), st.vals.get());
-        CUDA_OK(cudaGetLastError());
-        size_t tb = temp_bytes;
-        CUDA_OK(cub::DeviceRadixSort::SortPairs(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
-                                                st.svals.get(), n, 0, (int)cw, (cudaStream_t)sort_s));
-        bounds<<<grid(gpu, n + 1), THREADS, 0, sort_s>>>(st.skeys.get(), n, m, st.start.get());
-        CUDA_OK(cudaGetLastError());
-        // Buckets by size, largest first (keys, vals and skeys are free again).
-        bucket_sizes<<<grid(gpu, m), THREADS, 0, sort_s>>>(st.start.get(), m, st.keys.get(), st.vals.get());
-        CUDA_OK(cudaGetLastError());
-        tb = temp_bytes;
-        CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(st.temp.get(), tb, st.keys.get(), st.skeys.get(), st.vals.get(),
-                                                          st.order.get(), m, 0, 16, (cudaStream_t)sort_s));
+        sort_window(gpu, d_scalars, spent, n, lo, cw, sh.temp_bytes, st, sort_s);
         st.sorted.record(sort_s);
         if (nev)
             sort_to[w].record(sort_s);
@@ -356,38 +438,15 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        // With the affine rounds, the XYZZ sums add the ~2 points per bucket they leave.
-        const affine_t* pts = d_points;
-        const uint32_t *vals = st.svals.get(), *bounds = st.start.get();
-        if (affine && msm_affine::rounds(n, m) > 0) {
-            std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, sum_s);
-            vals = nullptr;  // the rounds' output is in bucket order
-        }
-        launch_sums(m, sum_s, pts, vals, bounds, st.order.get(), st.buckets.get());
+        sum_window(gpu, affine.get(), d_points, n, m, st, sum_s);
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);
 
-        // The folds are latency-bound (few threads): they run beside the next window's sums.
         CUDA_OK(cudaStreamWaitEvent(fold_s, st.summed, 0));
-        bucket_h* l2 = lvl2.get() + (size_t)w * 3 * k2max;
-        fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.buckets.get(), m + 1, true, st.w1.get(), st.t1.get());
-        CUDA_OK(cudaGetLastError());
-        fold<<<(k2[w] + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.t1.get(), k1, true, l2, l2 + k2max);
-        CUDA_OK(cudaGetLastError());
-        fold<<<(k2[w] + THREADS - 1) / THREADS, THREADS, 0, fold_s>>>(st.w1.get(), k1, false, nullptr, l2 + 2 * k2max);
-        CUDA_OK(cudaGetLastError());
-        st.folded.record(fold_s);  // the set's buffers are free; level 3 reads lvl2 only
-        bucket_h* l3 = lvl3.get() + (size_t)w * 4 * k3max;
-        const uint32_t k3 = segments(k2[w]), b3 = (k3 + THREADS - 1) / THREADS;
-        fold<<<b3, THREADS, 0, fold_s>>>(l2 + k2max, k2[w], true, l3, l3 + k3max);
-        CUDA_OK(cudaGetLastError());
-        fold<<<b3, THREADS, 0, fold_s>>>(l2, k2[w], false, nullptr, l3 + 2 * k3max);
-        CUDA_OK(cudaGetLastError());
-        fold<<<b3, THREADS, 0, fold_s>>>(l2 + 2 * k2max, k2[w], false, nullptr, l3 + 3 * k3max);
-        CUDA_OK(cudaGetLastError());
+        k2[w] = fold_levels(m, sh, st, lvl2.get() + (size_t)w * 3 * sh.k2max, lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s);
     }
-    std::vector<bucket_t> host((size_t)nwin * 4 * k3max);
+    std::vector<bucket_t> host((size_t)sh.nwin * 4 * sh.k3max);
     CUDA_OK(cudaMemcpyAsync(host.data(), lvl3.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
     end.record(fold_s);
     CUDA_OK(cudaStreamSynchronize(fold_s));
@@ -397,28 +456,12 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
     if (t != nullptr) {
         t->total = elapsed_ms(begin, end);
         t->first_sort = elapsed_ms(begin, first_sorted);
-        for (uint32_t w = 0; w < nwin; w++) {
+        for (uint32_t w = 0; w < sh.nwin; w++) {
             t->sorts += elapsed_ms(sort_from[w], sort_to[w]);
             t->sums += elapsed_ms(sum_from[w], sum_to[w]);
         }
     }
-
-    std::vector<point_t> win(nwin);
-    std::vector<std::thread> pool;
-    for (uint32_t w = 0; w < nwin; w++)
-        pool.emplace_back([&, w] {
-            const bucket_t* l3 = &host[(size_t)w * 4 * k3max];
-            win[w] = fold_window(l3, l3 + k3max, l3 + 2 * k3max, l3 + 3 * k3max, segments(k2[w]));
-        });
-    for (auto& th : pool)
-        th.join();
-    for (uint32_t w = nwin; w-- > 0;) {
-        if (w + 1 != nwin)
-            for (uint32_t i = 0; i < width[w]; i++)
-                out.dbl();
-        out.add(win[w]);
-    }
-    return out;
+    return combine(host, sh, k2);
 }
 
 } // namespace msm_big
