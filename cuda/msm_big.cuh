@@ -107,8 +107,10 @@ __global__ void bucket_sizes(const uint32_t* start, uint32_t m, uint32_t* keys, 
 // per thread on sm_90, so 128-thread blocks fit 3 per SM (12 warps to hide the random point
 // loads and the multiplications' carry chains): 0.95x the time of 256-thread blocks at 2^26 and
 // 2^27, and capped at 128 registers (4 blocks, some spilled) 0.97x (cuda/HISTORY.md).
+// ACCUMULATE: buckets[b] += that sum (a tiled MSM's later tiles; every bucket of the window was
+// written by its first tile).
 constexpr uint32_t SUMS_BLOCK = 128;
-template<bool BALANCED>
+template<bool BALANCED, bool ACCUMULATE = false>
 __global__ void __launch_bounds__(SUMS_BLOCK) sum_buckets(const affine_t* points, const uint32_t* vals,
                                                          const uint32_t* start, const uint32_t* order, uint32_t m,
                                                          bucket_h* buckets)
@@ -125,6 +127,10 @@ __global__ void __launch_bounds__(SUMS_BLOCK) sum_buckets(const affine_t* points
             affine_t p = points[v & 0x7fffffff];
             acc.add(p, v >> 31);
         }
+    if (ACCUMULATE) {
+        bucket_t prev = buckets[b];
+        acc.add(prev);
+    }
     buckets[b] = acc;
 }
 
@@ -238,9 +244,13 @@ inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(sums_t sums, size_t n
 }
 
 inline void launch_sums(uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals, const uint32_t* start,
-                        const uint32_t* order, bucket_h* buckets)
+                        const uint32_t* order, bucket_h* buckets, bool accumulate = false)
 {
-    sum_buckets<true><<<(m + 1 + SUMS_BLOCK - 1) / SUMS_BLOCK, SUMS_BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+    const uint32_t blocks = (m + 1 + SUMS_BLOCK - 1) / SUMS_BLOCK;
+    if (accumulate)
+        sum_buckets<true, true><<<blocks, SUMS_BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
+    else
+        sum_buckets<true><<<blocks, SUMS_BLOCK, 0, s>>>(points, vals, start, order, m, buckets);
     CUDA_OK(cudaGetLastError());
 }
 
@@ -268,16 +278,17 @@ struct shape_t {
 // One window's buffers. Two sets, so window w + 1 sorts while window w sums (from the device's
 // pool: reused by the next MSM, and by sppark's, without new mappings). keys, vals and skeys also
 // carry the bucket-size sort's m entries: more than n where the buckets outnumber the points
-// (22-bit windows over 2^20 points wrote past them).
+// (22-bit windows over 2^20 points wrote past them). A tiled MSM keeps every window's buckets
+// apart instead (`own_buckets` false).
 struct set_t {
     pool_buffer<uint32_t> keys, vals, skeys, svals, start, order;
     pool_buffer<bucket_h> buckets, w1, t1;
     pool_buffer<char> temp;
     timing_event sorted, summed, folded;
-    set_t(size_t n, const shape_t& sh, cudaStream_t s)
+    set_t(size_t n, const shape_t& sh, cudaStream_t s, bool own_buckets = true)
         : keys(std::max<size_t>(n, sh.mmax), s), vals(std::max<size_t>(n, sh.mmax), s),
           skeys(std::max<size_t>(n, sh.mmax), s), svals(n, s), start(sh.mmax + 2, s), order(sh.mmax, s),
-          buckets(sh.mmax + 1, s), w1(sh.k1max, s), t1(sh.k1max, s), temp(sh.temp_bytes, s)
+          buckets(own_buckets ? sh.mmax + 1 : 0, s), w1(sh.k1max, s), t1(sh.k1max, s), temp(sh.temp_bytes, s)
     {}
 };
 
@@ -308,25 +319,27 @@ inline void sort_window(const gpu_t& gpu, const fr_t* d_scalars, bool spent, siz
 // A sorted window's m + 1 bucket sums on `s`, into st.buckets: with the affine rounds, they
 // reduce each bucket to ~2 points first, which the XYZZ sums then add.
 inline void sum_window(const gpu_t& gpu, msm_affine::rounds_t* affine, const affine_t* d_points, size_t n, uint32_t m,
-                       set_t& st, cudaStream_t s)
+                       set_t& st, cudaStream_t s, bucket_h* buckets = nullptr, bool accumulate = false)
 {
     const affine_t* pts = d_points;
     const uint32_t *vals = st.svals.get(), *bounds = st.start.get();
     if (affine != nullptr && msm_affine::rounds(n, m) > 0) {
-        std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, s);
+        std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, s, n);
         vals = nullptr;  // the rounds' output is in bucket order
     }
-    launch_sums(m, s, pts, vals, bounds, st.order.get(), st.buckets.get());
+    launch_sums(m, s, pts, vals, bounds, st.order.get(), buckets != nullptr ? buckets : st.buckets.get(), accumulate);
 }
 
 // A summed window's folds on `s` (latency-bound, few threads: they run beside the next window's
-// sums): level 1 over its m + 1 buckets, level 2 into `l2` (w2, t2, p2: k2max apart), then st's
-// buffers are free (event st.folded) and level 3 reads l2 only, into `l3` (w3, t3, q3, p3: k3max
-// apart). Returns level 2's segment count.
-inline uint32_t fold_levels(uint32_t m, const shape_t& sh, set_t& st, bucket_h* l2, bucket_h* l3, cudaStream_t s)
+// sums): level 1 over its m + 1 buckets (st's, or `buckets`), level 2 into `l2` (w2, t2, p2:
+// k2max apart), then st's buffers are free (event st.folded) and level 3 reads l2 only, into
+// `l3` (w3, t3, q3, p3: k3max apart). Returns level 2's segment count.
+inline uint32_t fold_levels(uint32_t m, const shape_t& sh, set_t& st, bucket_h* l2, bucket_h* l3, cudaStream_t s,
+                            const bucket_h* buckets = nullptr)
 {
     const uint32_t k1 = segments(m + 1), k2 = segments(k1), k3 = segments(k2), b3 = (k3 + THREADS - 1) / THREADS;
-    fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.buckets.get(), m + 1, true, st.w1.get(), st.t1.get());
+    fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, s>>>(buckets != nullptr ? buckets : st.buckets.get(), m + 1, true,
+                                                          st.w1.get(), st.t1.get());
     CUDA_OK(cudaGetLastError());
     fold<<<(k2 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.t1.get(), k1, true, l2, l2 + sh.k2max);
     CUDA_OK(cudaGetLastError());
@@ -461,6 +474,96 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
             t->sums += elapsed_ms(sum_from[w], sum_to[w]);
         }
     }
+    return combine(host, sh, k2);
+}
+
+// A tiled MSM's window bits: ~8 bases of a tile per bucket (lg tile − 3), 12 to 20 bits (at 2^23
+// bases a tile, 13 windows' buckets take 1.3 GB). src/prover/vram.rs (`tiled_msm_bytes`) sizes
+// the tiled MSM's buffers from the same rule.
+inline uint32_t tiled_window(size_t tile)
+{
+    uint32_t lg = 0;
+    while (((size_t)2 << lg) <= tile)
+        lg++;
+    return std::min<uint32_t>(20, std::max<uint32_t>(12, lg > 3 ? lg - 3 : 0));
+}
+
+// Σ scalars[i]·points[i] over tiles of at most `tile` bases, for an MSM whose bases are not all
+// on the device: `msm`'s windows, sorts and bucket sums tile by tile, every window's buckets kept
+// across the tiles (the first tile writes them, the others add to them) and folded once at the
+// end, so a tile costs its digits, sorts and additions and no folds. The bases are read in place
+// from the device (`d_points`), or copied from page-locked host memory (`h_points`) into one of
+// two slots on a copy stream while the tile before is summed. The n scalars (device,
+// Montgomery form) are spent: taken out of Montgomery form in place. Synchronous.
+inline point_t msm_tiled(const gpu_t& gpu, const affine_t* d_points, const affine_t* h_points, fr_t* d_scalars,
+                         size_t n, size_t tile)
+{
+    point_t out;
+    out.inf();
+    if (n == 0)
+        return out;
+    if (tile == 0 || tile >= (1u << 31) || (d_points == nullptr && h_points == nullptr))
+        throw sppark_error{CUZK_CUDA_E_INVALID, "msm_tiled: tile " + std::to_string(tile) + " or no bases"};
+    tile = std::min(tile, n);
+    const shape_t sh(tile, tiled_window(tile));
+    const bool upload = d_points == nullptr;
+    priority_stream sort_s, sum_s, fold_s, copy_s;
+    set_t set[2] = {{tile, sh, sort_s, false}, {tile, sh, sort_s, false}};
+    const std::unique_ptr<msm_affine::rounds_t> affine = affine_rounds(AFFINE, tile, sh.mmax, sum_s);
+    const size_t row = (size_t)sh.mmax + 1;  // one window's buckets
+    pool_buffer<bucket_h> buckets(sh.nwin * row, sort_s);
+    pool_buffer<bucket_h> lvl2((size_t)sh.nwin * 3 * sh.k2max, sort_s), lvl3((size_t)sh.nwin * 4 * sh.k3max, sort_s);
+    pool_buffer<affine_t> slots(upload ? 2 * tile : 0, sort_s);
+
+    timing_event begin, uploaded[2], summed[2];
+    from_montgomery<<<grid(gpu, n), THREADS, 0, sort_s>>>(d_scalars, n);
+    CUDA_OK(cudaGetLastError());
+    begin.record(sort_s);  // the buffers are allocated, the scalars converted
+    for (cudaStream_t s : {(cudaStream_t)sum_s, (cudaStream_t)fold_s, (cudaStream_t)copy_s})
+        CUDA_OK(cudaStreamWaitEvent(s, begin, 0));
+    const size_t ntiles = (n + tile - 1) / tile;
+    // Tile k into slot k & 1, once tile k − 2's sums (which read that slot) are done.
+    auto copy_tile = [&](size_t k) {
+        const size_t off = k * tile, nt = std::min(tile, n - off);
+        if (k >= 2)
+            CUDA_OK(cudaStreamWaitEvent(copy_s, summed[k & 1], 0));
+        CUDA_OK(cudaMemcpyAsync(slots.get() + (k & 1) * tile, h_points + off, nt * sizeof(affine_t),
+                                cudaMemcpyHostToDevice, copy_s));
+        uploaded[k & 1].record(copy_s);
+    };
+    if (upload)
+        copy_tile(0);
+    uint32_t turn = 0;  // windows sorted so far: they alternate between the two sets
+    for (size_t k = 0; k < ntiles; k++) {
+        const size_t off = k * tile, nt = std::min(tile, n - off);
+        if (upload && k + 1 < ntiles)
+            copy_tile(k + 1);
+        const affine_t* pts = upload ? slots.get() + (k & 1) * tile : d_points + off;
+        if (upload)
+            CUDA_OK(cudaStreamWaitEvent(sum_s, uploaded[k & 1], 0));
+        for (uint32_t w = 0, lo = 0; w < sh.nwin; lo += sh.width[w], w++, turn++) {
+            set_t& st = set[turn & 1];
+            const uint32_t cw = sh.width[w];
+            if (turn >= 2)  // the window two turns back is done with this set's sort buffers
+                CUDA_OK(cudaStreamWaitEvent(sort_s, st.summed, 0));
+            sort_window(gpu, d_scalars + off, true, nt, lo, cw, sh.temp_bytes, st, sort_s);
+            st.sorted.record(sort_s);
+            CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
+            sum_window(gpu, affine.get(), pts, nt, 1u << (cw - 1), st, sum_s, buckets.get() + w * row, k > 0);
+            st.summed.record(sum_s);
+        }
+        summed[k & 1].record(sum_s);
+    }
+    // The folds, once per window, over its kept buckets (one stream: one set's fold buffers do).
+    CUDA_OK(cudaStreamWaitEvent(fold_s, summed[(ntiles - 1) & 1], 0));
+    std::vector<uint32_t> k2(sh.nwin);
+    for (uint32_t w = 0; w < sh.nwin; w++)
+        k2[w] = fold_levels(1u << (sh.width[w] - 1), sh, set[0], lvl2.get() + (size_t)w * 3 * sh.k2max,
+                            lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s, buckets.get() + w * row);
+    std::vector<bucket_t> host((size_t)sh.nwin * 4 * sh.k3max);
+    CUDA_OK(cudaMemcpyAsync(host.data(), lvl3.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
+    for (cudaStream_t s : {(cudaStream_t)fold_s, (cudaStream_t)sum_s, (cudaStream_t)sort_s, (cudaStream_t)copy_s})
+        CUDA_OK(cudaStreamSynchronize(s));
     return combine(host, sh, k2);
 }
 

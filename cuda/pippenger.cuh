@@ -41,9 +41,8 @@ template<class M> struct msm_owner {
     }
 };
 
-// sppark Pippenger of n points (`points`: a dev_ptr_t for device-resident bases, or a pointer to
-// page-locked host memory, which sppark streams in double-buffered batches on its own streams)
-// with device-resident scalars (Montgomery form). Synchronous.
+// sppark Pippenger of n device-resident points (`points`: a dev_ptr_t) with device-resident
+// scalars (Montgomery form). Synchronous.
 template<class bucket, class point, class affine, class points_t>
 point sppark_msm(const gpu_t& gpu, points_t points, const fr_t* d_scalars, size_t n, const char* what)
 {
@@ -68,13 +67,6 @@ template<class bucket, class point, class affine>
 point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars, size_t n)
 {
     return sppark_msm<bucket, point, affine>(gpu, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, d_scalars, n, "points");
-}
-
-// sppark Pippenger over points in page-locked host memory, streamed by sppark.
-template<class bucket, class point, class affine>
-point pippenger_host_points(const gpu_t& gpu, const affine* h_points, const fr_t* d_scalars, size_t n)
-{
-    return sppark_msm<bucket, point, affine>(gpu, h_points, d_scalars, n, "streamed points");
 }
 
 template<class point, class out_t> void write_point(out_t& dst, const point& p)

@@ -5,15 +5,17 @@
 // are added into the query's per-warp sums (sppark's batch addition, accumulating from tile to
 // tile), and the bases of its significant scalars are gathered into one contiguous array, which
 // sppark's Pippenger then sums with their scalars — so every base crosses PCIe once per proof.
-// ΣH is sppark's Pippenger, which streams host bases itself (8 batches of 2^24 at 2^27). Sections
+// ΣH is the big-MSM in tiles (msm_big::msm_tiled: 2^23 bases a tile at 2^27), its own tiles
+// copied from host memory under its work. Sections
 // the handle holds on the device run the same code as a single tile with no copy. Where the plan
 // has room for both (CUZK_CUDA_H_BESIDE_TILES), ΣH runs beside the passes over the tiles, else
 // after them: device memory beyond H's slot and the queries is then the larger of two tiles and
-// ΣH's batches, not their sum.
+// ΣH's buffers, not their sum.
 #ifndef CUZK_CUDA_STREAM_CUH
 #define CUZK_CUDA_STREAM_CUH
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,18 +147,24 @@ inline point2_t g2_pass(cuzk_cuda_workspace& ws, stream_t& s, const streamed_vie
     return sig;
 }
 
-// ΣH over the H coefficients in the workspace's first domain slot: sppark's Pippenger, over the
-// resident h bases or streaming them from host memory itself.
-inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, size_t nh)
+// ΣH's tile: twice the plan's tile of SRS bases, at most 2^23 bases (src/prover/vram.rs,
+// `sigma_h_tile`, sizes the plan from the same rule).
+constexpr size_t SIGMA_H_TILE_MAX = (size_t)1 << 23;
+inline size_t sigma_h_tile(size_t tile_points)
 {
-    if (nh == 0) {
-        point_t inf;
-        inf.inf();
-        return inf;
-    }
-    return (srs.resident & CUZK_CUDA_SEC_H) != 0
-               ? pippenger<bucket_t, point_t, affine_t>(ws.gpu, srs.h.get(), ws.abc.get(), nh)
-               : pippenger_host_points<bucket_t, point_t, affine_t>(ws.gpu, srs.host_h, ws.abc.get(), nh);
+    return std::min(SIGMA_H_TILE_MAX, 2 * tile_points);
+}
+
+// ΣH over the H coefficients in the workspace's first domain slot (spent by it): the tiled
+// big-MSM, over the resident h bases or tiles of them copied from host memory. sppark's Pippenger
+// streaming the host bases took 1.1 s at 2^27 against the one-pass big-MSM's 0.6 s, which the
+// whole h needs 13 GB more to run (BENCHMARKS.md).
+inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, size_t nh, size_t tile)
+{
+    ws.stream.sync();  // stage H wrote the coefficients on it
+    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)ws.gpu);
+    const bool dev = (srs.resident & CUZK_CUDA_SEC_H) != 0;
+    return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile));
 }
 
 // The significant part of G1 query f: sppark's Pippenger over its gathered bases, between events
@@ -214,18 +222,18 @@ inline void sparse_in_turn(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     ev[BATCH_G2].record(s);
     release_pool(ws.gpu, s);
     ev[H_START].record(s);
-    out.h = sigma_h_streamed(ws, srs, nh);
+    out.h = sigma_h_streamed(ws, srs, nh, v.tile);
     ev[H_END].record(s);
 }
 
 // ΣH on this thread while a second thread walks every query's tiles on the workspace's `rest`
-// stream (its copies on `copy`): ΣH is bound by arithmetic and crosses PCIe lightly (sppark
-// streams its bases under its own work), the passes over the tiles are bound by PCIe, so each
-// hides under the other. Then the G1 significant parts, from one gathered buffer per query (the
-// G1 Pippengers wait for ΣH: the same sppark kernels, whose device counters one call at a time
-// owns; the G2 Pippenger's are its own and run beside it). Device memory: ΣH's batches, two tiles
-// (of G2's size) and the three queries' gathered bases at once (the plan counts them:
-// src/prover/vram.rs, `Streamed::h_beside_tiles`).
+// stream (its copies on `copy`): ΣH is bound by arithmetic and crosses PCIe lightly (its tiles
+// copy under its own work), the passes over the tiles are bound by PCIe, so each hides under the
+// other. Once both ΣH and the G1 passes are done, the G1 significant parts from one gathered
+// buffer per query, on this thread, while the second one goes on with B_G2's pass and Pippenger
+// (sppark's G1 and G2 Pippengers are distinct instantiations: their device counters are their
+// own). Device memory: ΣH's buffers, two tiles (of G2's size) and the three queries' gathered
+// bases at once (the plan counts them: src/prover/vram.rs, `Streamed::h_beside_tiles`).
 inline void sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const streamed_view& v, bool g2, size_t nh,
                           streamed_sums& out)
 {
@@ -234,11 +242,14 @@ inline void sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
     stream_t& r = ws.rest;
     timing_event* ev = ws.ev + 8;
     affine_t* const gathered[3] = {ws.gathered.get(), ws.gathered.get() + v.qs.soff[1], ws.gathered.get() + v.qs.soff[2]};
-    std::exception_ptr passes_error;
+    std::exception_ptr passes_error;  // B_G2's part (the G1 passes' errors come through g1_done)
+    std::promise<void> g1_done;
+    std::future<void> g1_ready = g1_done.get_future();
     {
         joined_thread passes;
         CUDA_OK(cudaStreamWaitEvent(r, ev[UPLOADED]));
         passes.t = std::thread([&] {
+            bool g1 = false;
             try {
                 ws.gpu.select();
                 // G2's slots are twice G1's: one allocation serves both passes.
@@ -248,24 +259,32 @@ inline void sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
                     g1_pass(ws, r, v, f, reinterpret_cast<affine_t*>(slots.get()), gathered[f]);
                 download_ones_g1(ws, r, out.partial);
                 ev[BATCH_G1].record(r);
+                r.sync();  // the gathered bases are in place
+                g1 = true;
+                g1_done.set_value();
                 if (g2)
                     out.b2_sig = g2_pass(ws, r, v, slots.get(), out.partial2);
                 ev[BATCH_G2].record(r);
                 r.sync();
             } catch (...) {
-                passes_error = std::current_exception();
+                if (g1)
+                    passes_error = std::current_exception();
+                else
+                    g1_done.set_exception(std::current_exception());
             }
         });
         ev[H_START].record(s);
-        out.h = sigma_h_streamed(ws, srs, nh);
+        out.h = sigma_h_streamed(ws, srs, nh, v.tile);
         ev[H_END].record(s);
+        g1_ready.get();  // rethrows a G1 pass's error (the thread is joined on the way out)
+        CUDA_OK(cudaStreamWaitEvent(s, ev[BATCH_G1]));
+        for (int f = 0; f < 3; f++)
+            out.sig[f] = g1_significant(ws, s, v, f, gathered[f]);
     }
     if (passes_error)
         std::rethrow_exception(passes_error);
     r.sync();  // the slots' free, before the pool is trimmed
     CUDA_OK(cudaStreamWaitEvent(s, ev[BATCH_G2]));
-    for (int f = 0; f < 3; f++)
-        out.sig[f] = g1_significant(ws, s, v, f, gathered[f]);
 }
 
 // The sparse stage of a STREAMED proof (see the head of this file).

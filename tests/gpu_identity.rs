@@ -299,11 +299,10 @@ fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
 }
 
 /// The streamed mode byte-identical to the CPU at 2^10 to 2^20 constraints (eight tiles or more
-/// per section, so every copy/compute overlap and tile boundary runs), with nothing, part and
-/// most of the SRS kept on the device, and on the real 2 KiB
-/// partition (verified).
+/// per section, ΣH in tiles of twice theirs, so every copy/compute overlap and tile boundary runs),
+/// with nothing, part and most of the SRS kept on the device.
 #[test]
-fn streamed_mode_byte_identical() {
+fn streamed_mode_toys_byte_identical() {
     if gpu().is_none() {
         return;
     }
@@ -325,6 +324,15 @@ fn streamed_mode_byte_identical() {
             let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
             assert!(!gpu.prove(&srs, clone_assignment(&asg), r, s).unwrap().cpu_fallback, "{name}: proved on the CPU");
         }
+    }
+}
+
+/// The streamed mode on the real 2 KiB partition: byte-identical to the CPU and verified, with
+/// each budget of `streamed_budgets`.
+#[test]
+fn streamed_mode_2kib_byte_identical() {
+    if gpu().is_none() {
+        return;
     }
     let (srs, inputs) = fixture_2kib();
     for (budget, p) in streamed_budgets(&srs) {

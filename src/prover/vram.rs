@@ -237,22 +237,22 @@ impl Footprint {
             AbcAt::CircuitOnDevice => 2 * n * FR + witness,
         };
         let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
-        let sum_h = sppark_msm_bytes(h, streamed(0));
+        let sum_h = tiled_msm_bytes(h, sigma_h_tile(self.tile_points()), streamed(0));
         let sparse = if beside {
-            // H's slot, ΣH's batches, two tiles of G2's size (one allocation serves every
+            // H's slot, ΣH's buffers, two tiles of G2's size (one allocation serves every
             // pass), every G1 query's gathered bases at once (the queries count the largest
             // one's) and B_G2's Pippenger, which runs beside ΣH.
             let tiles = if (1..5).any(streamed) { 2 * self.tile_points() * G2 } else { 0 };
             let gathered = share(l.min(a) + b, SIG_SHARE_PERCENT) * G1;
-            let sig_g2 = 2 * sppark_msm_bytes(share(b2.min(b), SIG_SHARE_PERCENT), false);
+            let sig_g2 = 2 * sppark_msm_bytes(share(b2.min(b), SIG_SHARE_PERCENT));
             n * FR + tiles + sum_h + gathered + sig_g2 + STREAM_SLACK
         } else {
-            // H's slot, then either two tiles of a streamed section's bases or ΣH's batches
+            // H's slot, then either two tiles of a streamed section's bases or ΣH's buffers
             // (one after the other), and the significant scalars' Pippengers.
             let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
             let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
             // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
-            let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT), false);
+            let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT));
             n * FR + tiles.max(sum_h) + sig + STREAM_SLACK
         };
         self.kept(resident, abc) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
@@ -265,10 +265,10 @@ impl Footprint {
     }
 }
 
-/// sppark's `msm_t` scratch for `n` points with device-resident scalars (msm/pippenger.cuh: the
-/// window buckets and their histogram, the batch's digits and sort temporaries, and two batches
-/// of points when they are streamed from the host).
-pub fn sppark_msm_bytes(n: u64, host_points: bool) -> u64 {
+/// sppark's `msm_t` scratch for `n` device-resident points with device-resident scalars
+/// (msm/pippenger.cuh: the window buckets and their histogram, the batch's digits and sort
+/// temporaries).
+pub fn sppark_msm_bytes(n: u64) -> u64 {
     if n == 0 {
         return 0;
     }
@@ -280,8 +280,43 @@ pub fn sppark_msm_bytes(n: u64, host_points: bool) -> u64 {
     let stride = n.div_ceil(batch).div_ceil(32) * 32;
     let row = 1u64 << (wbits - 1);
     let buckets = (nwins * row + 4096) * BUCKET + nwins * row * 4;
-    let points = if host_points { (if batch > 1 { 2 } else { 1 }) * stride * G1 } else { 0 };
-    buckets + stride * 16 + nwins * stride * 4 + points
+    buckets + stride * 16 + nwins * stride * 4
+}
+
+/// ΣH's tile in the streamed mode: twice the plan's tile of SRS bases, at most 2^23 bases
+/// (cuda/stream.cuh, `sigma_h_tile`).
+pub fn sigma_h_tile(tile_points: u64) -> u64 {
+    (2 * tile_points).min(1 << 23)
+}
+
+/// The tiled big-MSM's device memory for `n` scalars in tiles of `tile` bases
+/// (cuda/msm_big.cuh, `msm_tiled`), with two slots of bases when they are copied from the host:
+/// every window's buckets, two sets of sort buffers, the affine rounds' buffers, the folds.
+pub fn tiled_msm_bytes(n: u64, tile: u64, host_points: bool) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let t = tile.min(n).max(1);
+    // msm_big::tiled_window and widths(): c = lg t − 3 in 12..=20, the widest window's bits.
+    let lg = 63 - t.leading_zeros() as u64;
+    let c = lg.saturating_sub(3).clamp(12, 20);
+    let nwin = 256u64.div_ceil(c);
+    let cmax = 256 / nwin + u64::from(256 % nwin != 0);
+    let m = 1u64 << (cmax - 1);
+    let (k1, k2, k3) = (((m + 1).div_ceil(32)), (m + 1).div_ceil(32).div_ceil(32), (m + 1).div_ceil(32).div_ceil(32).div_ceil(32));
+    let buckets = nwin * (m + 1) * BUCKET;
+    let folds = nwin * (3 * k2 + 4 * k3) * BUCKET;
+    // A set: keys, vals, skeys, svals, start, order, two level-1 fold arrays and CUB's temporary
+    // (its alternate keys and values, 8 bytes an entry, and histograms: 16 an entry counted).
+    let set = 3 * 4 * t.max(m) + 4 * t + 4 * (2 * m + 2) + 2 * k1 * BUCKET + 16 * t.max(m) + MIB;
+    // msm_affine::rounds_t: odd and even rounds' x and y, the prefix products (64 additions a
+    // thread), the slot map, lengths and bounds.
+    let nb1 = t / 2 + m / 2 + 1;
+    let nb2 = nb1 / 2 + m / 2 + 1;
+    let threads = nb1.div_ceil(64).div_ceil(256) * 256;
+    let rounds = 2 * nb1 * 48 + 2 * nb2 * 48 + 64 * threads * 48 + 4 * nb1 + 12 * (m + 2) + MIB;
+    let slots = if host_points { 2 * t * G1 } else { 0 };
+    buckets + folds + 2 * set + rounds + slots
 }
 
 /// Where a streamed proof's a, b, c are evaluated.
@@ -515,17 +550,30 @@ mod tests {
     }
 
     /// sppark's msm_t scratch, against its own arithmetic at 2^27: 8 batches of 2^24, 18-bit
-    /// windows (15 of them): digits 1 GiB, temps 0.25 GiB, two point batches 3 GiB, buckets.
+    /// windows (15 of them): digits 1 GiB, temps 0.25 GiB, buckets.
     #[test]
     fn sppark_scratch() {
         let n = (1u64 << 27) - 1;
-        let dev = sppark_msm_bytes(n, false);
-        let host = sppark_msm_bytes(n, true);
-        assert_eq!(host - dev, 2 * (1 << 24) * G1);
-        assert!((1.6..1.8).contains(&gb(dev)), "{}", gb(dev));
-        assert_eq!(sppark_msm_bytes(0, true), 0);
-        // A small MSM is one batch: no double buffer.
-        assert_eq!(sppark_msm_bytes(1000, true) - sppark_msm_bytes(1000, false), 1024 * G1);
+        assert!((1.6..1.8).contains(&gb(sppark_msm_bytes(n))), "{}", gb(sppark_msm_bytes(n)));
+        assert_eq!(sppark_msm_bytes(0), 0);
+    }
+
+    /// The tiled big-MSM at 2^27 in tiles of 2^23: 20-bit windows (13), their buckets 1.3 GB,
+    /// two sets ~0.6 GB, the rounds ~0.9 GB, two slots of bases 1.6 GB — less than sppark's
+    /// Pippenger streaming host bases took (4.9 GB).
+    #[test]
+    fn tiled_msm_scratch() {
+        let n = (1u64 << 27) - 1;
+        let tile = sigma_h_tile(STREAM_TILE);
+        assert_eq!(tile, 1 << 23);
+        let host = tiled_msm_bytes(n, tile, true);
+        let dev = tiled_msm_bytes(n, tile, false);
+        assert_eq!(host - dev, 2 * tile * G1);
+        assert!((4.0..4.7).contains(&gb(host)), "{}", gb(host));
+        assert_eq!(tiled_msm_bytes(0, tile, true), 0);
+        // A toy MSM: 12-bit windows (22 of them), one short tile.
+        let small = tiled_msm_bytes(1000, 2048, true);
+        assert!(small < 64 * MIB, "{small}");
     }
 
     /// Every circuit, however small, has a streamed plan below its resident one: budgets between
