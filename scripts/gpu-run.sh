@@ -246,3 +246,9 @@ for s0 in "${stages[@]}"; do
 done
 wait_kinds
 echo "total $(( $(date +%s) - start ))s"
+# The device tool brings back at most 8 files (the rest are left out, as 2026-12-06 04:27's
+# vram-8-16384 log was): past 7, everything in $OUT goes into one archive.
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 7 ]; then
+  (cd "$OUT" && tar czf all-logs.tar.gz --remove-files -- $(find . -maxdepth 1 -type f ! -name all-logs.tar.gz -printf '%f\n'))
+  echo "logs archived in $OUT/all-logs.tar.gz"
+fi
