@@ -244,7 +244,7 @@ inline std::unique_ptr<msm_affine::rounds_t> affine_rounds(sums_t sums, size_t n
 }
 
 inline void launch_sums(uint32_t m, cudaStream_t s, const affine_t* points, const uint32_t* vals, const uint32_t* start,
-                        const uint32_t* order, bucket_h* buckets, bool accumulate = false)
+                        const uint32_t* order, bucket_h* buckets, bool accumulate)
 {
     const uint32_t blocks = (m + 1 + SUMS_BLOCK - 1) / SUMS_BLOCK;
     if (accumulate)
@@ -316,10 +316,10 @@ inline void sort_window(const gpu_t& gpu, const fr_t* d_scalars, bool spent, siz
                                                       st.order.get(), m, 0, 16, s));
 }
 
-// A sorted window's m + 1 bucket sums on `s`, into st.buckets: with the affine rounds, they
-// reduce each bucket to ~2 points first, which the XYZZ sums then add.
+// A sorted window's m + 1 bucket sums on `s`, into `buckets` (added to them with `accumulate`):
+// with the affine rounds, they reduce each bucket to ~2 points first, which the XYZZ sums then add.
 inline void sum_window(const gpu_t& gpu, msm_affine::rounds_t* affine, const affine_t* d_points, size_t n, uint32_t m,
-                       set_t& st, cudaStream_t s, bucket_h* buckets = nullptr, bool accumulate = false)
+                       set_t& st, cudaStream_t s, bucket_h* buckets, bool accumulate)
 {
     const affine_t* pts = d_points;
     const uint32_t *vals = st.svals.get(), *bounds = st.start.get();
@@ -327,19 +327,18 @@ inline void sum_window(const gpu_t& gpu, msm_affine::rounds_t* affine, const aff
         std::tie(pts, bounds) = affine->reduce(gpu, m, d_points, vals, bounds, s, n);
         vals = nullptr;  // the rounds' output is in bucket order
     }
-    launch_sums(m, s, pts, vals, bounds, st.order.get(), buckets != nullptr ? buckets : st.buckets.get(), accumulate);
+    launch_sums(m, s, pts, vals, bounds, st.order.get(), buckets, accumulate);
 }
 
 // A summed window's folds on `s` (latency-bound, few threads: they run beside the next window's
-// sums): level 1 over its m + 1 buckets (st's, or `buckets`), level 2 into `l2` (w2, t2, p2:
-// k2max apart), then st's buffers are free (event st.folded) and level 3 reads l2 only, into
-// `l3` (w3, t3, q3, p3: k3max apart). Returns level 2's segment count.
-inline uint32_t fold_levels(uint32_t m, const shape_t& sh, set_t& st, bucket_h* l2, bucket_h* l3, cudaStream_t s,
-                            const bucket_h* buckets = nullptr)
+// sums): level 1 over its m + 1 `buckets`, level 2 into `l2` (w2, t2, p2: k2max apart), then
+// st's buffers are free (event st.folded) and level 3 reads l2 only, into `l3` (w3, t3, q3, p3:
+// k3max apart). Returns level 2's segment count.
+inline uint32_t fold_levels(uint32_t m, const shape_t& sh, const bucket_h* buckets, set_t& st, bucket_h* l2, bucket_h* l3,
+                            cudaStream_t s)
 {
     const uint32_t k1 = segments(m + 1), k2 = segments(k1), k3 = segments(k2), b3 = (k3 + THREADS - 1) / THREADS;
-    fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, s>>>(buckets != nullptr ? buckets : st.buckets.get(), m + 1, true,
-                                                          st.w1.get(), st.t1.get());
+    fold<<<(k1 + THREADS - 1) / THREADS, THREADS, 0, s>>>(buckets, m + 1, true, st.w1.get(), st.t1.get());
     CUDA_OK(cudaGetLastError());
     fold<<<(k2 + THREADS - 1) / THREADS, THREADS, 0, s>>>(st.t1.get(), k1, true, l2, l2 + sh.k2max);
     CUDA_OK(cudaGetLastError());
@@ -451,13 +450,14 @@ inline point_t msm(const gpu_t& gpu, const affine_t* d_points, fr_t* d_scalars, 
         CUDA_OK(cudaStreamWaitEvent(sum_s, st.sorted, 0));
         if (nev)
             sum_from[w].record(sum_s);
-        sum_window(gpu, affine.get(), d_points, n, m, st, sum_s);
+        sum_window(gpu, affine.get(), d_points, n, m, st, sum_s, st.buckets.get(), false);
         st.summed.record(sum_s);
         if (nev)
             sum_to[w].record(sum_s);
 
         CUDA_OK(cudaStreamWaitEvent(fold_s, st.summed, 0));
-        k2[w] = fold_levels(m, sh, st, lvl2.get() + (size_t)w * 3 * sh.k2max, lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s);
+        k2[w] = fold_levels(m, sh, st.buckets.get(), st, lvl2.get() + (size_t)w * 3 * sh.k2max,
+                            lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s);
     }
     std::vector<bucket_t> host((size_t)sh.nwin * 4 * sh.k3max);
     CUDA_OK(cudaMemcpyAsync(host.data(), lvl3.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
@@ -558,8 +558,8 @@ inline point_t msm_tiled(const gpu_t& gpu, const affine_t* d_points, const affin
     CUDA_OK(cudaStreamWaitEvent(fold_s, summed[(ntiles - 1) & 1], 0));
     std::vector<uint32_t> k2(sh.nwin);
     for (uint32_t w = 0; w < sh.nwin; w++)
-        k2[w] = fold_levels(1u << (sh.width[w] - 1), sh, set[0], lvl2.get() + (size_t)w * 3 * sh.k2max,
-                            lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s, buckets.get() + w * row);
+        k2[w] = fold_levels(1u << (sh.width[w] - 1), sh, buckets.get() + w * row, set[0],
+                            lvl2.get() + (size_t)w * 3 * sh.k2max, lvl3.get() + (size_t)w * 4 * sh.k3max, fold_s);
     std::vector<bucket_t> host((size_t)sh.nwin * 4 * sh.k3max);
     CUDA_OK(cudaMemcpyAsync(host.data(), lvl3.get(), host.size() * sizeof(bucket_h), cudaMemcpyDeviceToHost, fold_s));
     for (cudaStream_t s : {(cudaStream_t)fold_s, (cudaStream_t)sum_s, (cudaStream_t)sort_s, (cudaStream_t)copy_s})

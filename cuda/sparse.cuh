@@ -364,8 +364,7 @@ inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_pr
 // Queues on `s` the sums of the bases whose scalar is one (L, A, B_G1; B_G2), their partial sums
 // copied to the host (the G1 lists are made first: the host waits for their counts).
 inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_srs& srs,
-                              const cuzk_cuda_prove_in& in, const sparse_queries& qs, const sparse_plan& plan,
-                              sparse_rest& rest)
+                              const cuzk_cuda_prove_in& in, const sparse_queries& qs, sparse_rest& rest)
 {
     using namespace sparse_ev;
     const gpu_t& gpu = ws.gpu;
@@ -459,7 +458,7 @@ inline void rest_beside_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, con
     CUDA_OK(cudaStreamWaitEvent(s, ev[UPLOADED]));
     ev[BEGIN].record(s);
     sparse_rest rest;
-    launch_batch_adds(ws, s, srs, in, qs, plan, rest);
+    launch_batch_adds(ws, s, srs, in, qs, rest);
     start_b_g2(ws, srs, in, qs, rest);
     finish_rest(ws, s, in, qs, plan, rest, out);
     ev[END].record(s);
@@ -514,7 +513,7 @@ inline void stage_sparse(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, cons
     ev[BEGIN].record(s);
     sparse_rest rest;
     start_b_g2(ws, srs, in, qs, rest);
-    launch_batch_adds(ws, s, srs, in, qs, plan, rest);
+    launch_batch_adds(ws, s, srs, in, qs, rest);
     ev[H_START].record(s);
     write_point(out.h, msm_h(ws, srs, in, qs, plan.nh, plan.fold));
     ev[H_END].record(s);

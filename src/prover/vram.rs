@@ -303,7 +303,8 @@ pub fn tiled_msm_bytes(n: u64, tile: u64, host_points: bool) -> u64 {
     let nwin = 256u64.div_ceil(c);
     let cmax = 256 / nwin + u64::from(256 % nwin != 0);
     let m = 1u64 << (cmax - 1);
-    let (k1, k2, k3) = (((m + 1).div_ceil(32)), (m + 1).div_ceil(32).div_ceil(32), (m + 1).div_ceil(32).div_ceil(32).div_ceil(32));
+    let k1 = (m + 1).div_ceil(32);
+    let (k2, k3) = (k1.div_ceil(32), k1.div_ceil(32).div_ceil(32));
     let buckets = nwin * (m + 1) * BUCKET;
     let folds = nwin * (3 * k2 + 4 * k3) * BUCKET;
     // A set: keys, vals, skeys, svals, start, order, two level-1 fold arrays and CUB's temporary

@@ -354,7 +354,7 @@ impl CudaBackend {
         let classes = prepared.and_then(|p| p.downcast::<Prepared>().ok()).map(|p| p.0);
         let constraints = deferred.as_ref().map_or(a.len(), |r| r.constraints());
         check_shape(srs, constraints, input.len(), aux.len())?;
-        let witness = Arc::new(Witness { input, aux, a_aux_density, b_input_density, b_aux_density });
+        let witness = Witness { input, aux, a_aux_density, b_input_density, b_aux_density };
         let abc = match &deferred {
             Some(r1cs) => Abc::Recorded(r1cs, &witness.input, &witness.aux),
             None => Abc::Values(&a, &b, &c),

@@ -1,7 +1,6 @@
 //! What is left of a CUDA proof once its device work is done (the proof's tail, run by the
 //! engine's finisher thread): the proof's assembly.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bellperson::groth16::Proof;
@@ -20,7 +19,7 @@ pub struct Started {
     pub(super) r: Scalar,
     pub(super) s: Scalar,
     pub(super) b_g2: G2Projective,
-    pub(super) witness: Arc<Witness>,
+    pub(super) witness: Witness,
     pub(super) phases: PhaseTimings,
     pub(super) garbage: Garbage,
     pub(super) started: Instant,
