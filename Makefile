@@ -25,12 +25,16 @@ check-cc-proofs:
 ## constraint of the recorded circuit, and equals upstream's synthesis at 32 GiB (~13 GB each).
 check-cc-witness:
 	$(CARGO) test --release --test cc_sector_witness -- --ignored --nocapture --test-threads 1
-## Committed-capacity C1 outputs generated at 32 GiB and 64 GiB (`cuzk-fixture cc-sector`), each
-## checked by filecoin-proofs' vanilla verifier; prints the times (not in `make test`).
+## Committed-capacity C1 outputs and SnapDeals updates generated at 32 GiB and 64 GiB
+## (`cuzk-fixture cc-sector`, `cc-update`), each checked by filecoin-proofs' vanilla verifier;
+## prints the times (not in `make test`).
 check-cc-sectors:
 	$(CARGO) build --release --features tools --bin cuzk-fixture
 	for p in StackedDrg32GiBV1_1 StackedDrg64GiBV1_1; do \
 	  $(CARGO_TARGET_DIR)/release/cuzk-fixture cc-sector --proof $$p --seed 1 --out $${CC_SECTORS_DIR:-/var/tmp/cuzk-fixtures/cc-sectors}/$$p --verify || exit 1; \
+	done
+	for p in UpdateStackedDrg32GiBV1 UpdateStackedDrg64GiBV1; do \
+	  $(CARGO_TARGET_DIR)/release/cuzk-fixture cc-update --proof $$p --seed 1 --out $${CC_SECTORS_DIR:-/var/tmp/cuzk-fixtures/cc-sectors}/$$p --verify || exit 1; \
 	done
 ## A real 512 MiB C2 (seal + params: ~30 min on 2 cores the first time, cached; not in `make test`).
 test-512mib:

@@ -7,6 +7,10 @@
 //! committed-capacity sector's C1 output without sealing (any size; seconds at 32 GiB) as
 //! `DIR/c1.json` and `DIR/sector.json` (the sealed fixtures' format); `--verify` then runs
 //! filecoin-proofs' vanilla verification over it and prints the times.
+//! `cuzk-fixture cc-update --proof UPDATE-PROOF [--seed N] --out DIR [--verify]` writes a
+//! SnapDeals update of a committed sector (every partition's vanilla proof and the commitments;
+//! any size, about a second at 32 GiB) as `DIR/update.json`; PROOF names an update proof
+//! (`UpdateStackedDrg32GiBV1`). `--verify` runs filecoin-proofs' `verify_partition_proofs` over it.
 //! `cuzk-fixture srs --proof PROOF [--seed N] --out DIR` writes a generated TEST SRS for PROOF's
 //! recorded circuit (seeded toxic waste: anyone who knows the seed can forge proofs under it —
 //! never for production) as filecoin-proofs' params and vk files in
@@ -40,6 +44,12 @@ static SUBS: &[cli::Sub] = &[
         cli::text("out", "output directory (required)"),
         cli::flag("verify", "then run filecoin-proofs' vanilla verification over it"),
     ]),
+    cli::sub("cc-update", "a SnapDeals update of a committed sector without encoding one (its partition vanilla proofs and commitments), as DIR/update.json", &[
+        cli::text("proof", "registered update proof, e.g. UpdateStackedDrg32GiBV1 (required)"),
+        cli::num("seed", "seed"),
+        cli::text("out", "output directory (required)"),
+        cli::flag("verify", "then run filecoin-proofs' verify_partition_proofs over it"),
+    ]),
     cli::sub("srs", "a generated TEST SRS (seeded toxic waste: never for production) for PROOF's circuit", &[cli::text("proof", "registered seal proof (required)"), cli::num("seed", "seed"), cli::text("out", "output directory (required)")]),
 ];
 
@@ -48,6 +58,7 @@ fn main() -> ExitCode {
     let a = cli::parse("cuzk-fixture", SUBS);
     match a.sub {
         "cc-sector" => return cc_sector(&a),
+        "cc-update" => return cc_update(&a),
         "srs" => return test_srs(&a),
         _ => {}
     }
@@ -136,6 +147,37 @@ fn cc_sector(a: &cli::Parsed) -> ExitCode {
         Ok(report)
     };
     report("cc-sector", run())
+}
+
+/// `cuzk-fixture cc-update --proof UPDATE-PROOF [--seed N] --out DIR [--verify]`.
+fn cc_update(a: &cli::Parsed) -> ExitCode {
+    let Some(GenArgs { proof, seed, out, verify }) = gen_args(a) else { return ExitCode::from(2) };
+    let run = || -> cuzk::error::Result<serde_json::Value> {
+        let cuzk::kinds::CircuitId::Update(proof) = cuzk::kinds::CircuitId::parse(&proof)? else {
+            return Err(cuzk::err!(InvalidArgument, "{proof} is not an update proof (e.g. UpdateStackedDrg32GiBV1)"));
+        };
+        let t = std::time::Instant::now();
+        let update = cuzk::fixtures::cc_update(proof, seed)?;
+        let made = t.elapsed().as_secs_f64();
+        std::fs::create_dir_all(&out).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", out.display()))?;
+        let json = serde_json::to_vec(&update).map_err(|e| cuzk::err!(Internal, "{e}"))?;
+        std::fs::write(out.join("update.json"), &json).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", out.join("update.json").display()))?;
+        let mut report = serde_json::json!({
+            "proof": cuzk::kinds::CircuitId::Update(proof).name(), "seed": seed, "out": out,
+            "partitions": update.vanilla_proofs.len(), "vanilla_bytes": update.vanilla_proofs.iter().map(Vec::len).sum::<usize>(), "generate_s": made,
+        });
+        if verify {
+            let t = std::time::Instant::now();
+            let ok = cuzk::fixtures::verify_update(&update)?;
+            report["vanilla_verified"] = ok.into();
+            report["verify_s"] = t.elapsed().as_secs_f64().into();
+            if !ok {
+                return Err(cuzk::err!(Verification, "filecoin-proofs rejects the generated partition proofs: {report}"));
+            }
+        }
+        Ok(report)
+    };
+    report("cc-update", run())
 }
 
 /// `cuzk-fixture srs --proof PROOF [--seed N] --out DIR`.
