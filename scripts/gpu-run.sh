@@ -84,6 +84,9 @@ for s in "${stages[@]}"; do s1=${s#alt2-}; case ${s1#alt-} in
 esac; done
 mkdir -p "$CUZK_FIXTURES_DIR/sectors"
 [ -d .gpu-carry/fixtures/sectors ] && cp -r .gpu-carry/fixtures/sectors/. "$CUZK_FIXTURES_DIR/sectors/"
+# FIXTURE_BACKGROUND=1: make them in the background anyway (the timed stage before them is not
+# a measurement, e.g. cc-P, which only checks that its proofs verify).
+[ "${FIXTURE_BACKGROUND:-0}" = 1 ] && timed_first=0
 if [ $need_fixture = 1 ] && [ $timed_first = 1 ]; then
   "$BIN" fixture > "$OUT/fixture.log" 2>&1
   echo "== fixture made first: $(tail -1 "$OUT/fixture.log")"

@@ -182,6 +182,12 @@ impl R1cs {
         bad
     }
 
+    /// Row `r` of matrix `q` (0 = A, 1 = B, 2 = C) times w = [input | aux]: one value of a, b or c
+    /// without materializing the vector (a check against another synthesis at any size).
+    pub fn row_value(&self, q: usize, r: usize, input: &[Scalar], aux: &[Scalar]) -> Scalar {
+        self.row(&self.rows[q], r, input, aux)
+    }
+
     /// Matrix `q` (0 = A, 1 = B, 2 = C) as row ends and terms (see [`Rows`]), and the coefficient
     /// table: what a device copy is made from.
     pub fn matrix(&self, q: usize) -> (&[u32], &[u64]) {
