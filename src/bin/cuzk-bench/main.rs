@@ -9,9 +9,10 @@
 //!   cuzk-bench synth [--runs N] one 2 KiB partition's synthesis: upstream's sequential
 //!                              StackedCircuit vs cuzk's challenges on all threads (interleaved).
 //!   cuzk-bench synth-shaped [--proof P] [--runs N] [--modes upstream,cuzk,recorded,witness,native|both|all]
-//!                              one partition of proof P's real shape (default 8 = 32 GiB; from
-//!                              the shaped C1 generator): upstream sequential vs cuzk parallel,
-//!                              seconds, constraints per core-second, peak RSS.
+//!                              one partition of proof P's real shape (default 8 = 32 GiB PoRep,
+//!                              from the shaped C1 generator; SnapDeals and PoSt proofs from the
+//!                              satisfiable generators): upstream sequential vs cuzk, seconds,
+//!                              constraints per core-second, peak RSS.
 //!   cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream]  WinningPoSt, WindowPoSt,
 //!                              SnapDeals at 2 KiB: cuzk (backend auto) vs filecoin-proofs'
 //!                              *_with_vanilla (interleaved), and WinningPoSt latency alone vs
@@ -245,7 +246,7 @@ static SUBS: &[cli::Sub] = &[
     cli::sub("p6", "SRS only: filecoin-proofs' decode vs cuzk's decode and decoded-SRS cache", &[RUNS]),
     cli::sub("synth", "one 2 KiB partition's synthesis: upstream sequential vs cuzk", &[RUNS]),
     cli::sub("synth-shaped", "one partition of a real shape: upstream sequential vs cuzk (seconds, constraints/core-s, RSS)", &[
-        cli::text("proof", "registered seal proof, name or number (default 8 = 32 GiB)"),
+        cli::text("proof", "registered proof of any kind, name or seal number (default 8 = 32 GiB PoRep; e.g. UpdateStackedDrg32GiBV1, StackedDrgWindow32GiBV1_2)"),
         RUNS,
         cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
     ]),
@@ -262,8 +263,8 @@ fn main() {
         "p1" => p1(runs),
         "p6" => p6(runs),
         "synth" => synth(runs),
-        "synth-shaped" => match cuzk::registry::parse(a.text("proof").unwrap_or("8")) {
-            Ok(proof) => shaped::run(proof, runs, a.text("modes").unwrap_or("both")),
+        "synth-shaped" => match cuzk::kinds::CircuitId::parse(a.text("proof").unwrap_or("8")) {
+            Ok(circuit) => shaped::run(circuit, runs, a.text("modes").unwrap_or("both")),
             Err(e) => {
                 eprintln!("cuzk-bench synth-shaped --proof: {e}");
                 std::process::exit(2);

@@ -1,14 +1,18 @@
-//! `synth-shaped`: one partition of a real sector shape (any size, from the shaped C1 generator:
-//! no sealing, no params) synthesized by upstream's sequential `StackedCircuit` and by cuzk's
-//! parallel path, one after the other (a 32 GiB partition holds ~17 GB: never two at once),
-//! with seconds, constraints per core-second and peak RSS of each; `recorded` (the proof type's
-//! R1CS recorded once, then witness + matrix products) and `witness` (bellperson's witness-only
-//! constraint system on one thread) and `native` (cuzk's witness: SHA-256 native) on request.
+//! `synth-shaped`: one partition of a real sector shape (any size, no sealing, no params)
+//! synthesized by upstream's sequential circuit and by cuzk's path, one after the other (a 32 GiB
+//! partition holds ~17 GB: never two at once), with seconds, constraints per core-second and
+//! peak RSS of each. PoRep's partition comes from the shaped C1 generator, and `recorded` (the
+//! proof type's R1CS recorded once, then witness + matrix products), `witness` (bellperson's
+//! witness-only constraint system on one thread) and `native` (cuzk's witness: SHA-256 native)
+//! run on request. SnapDeals and WindowPoSt / WinningPoSt partitions come from the satisfiable
+//! generators (`fixtures::cc_update`, `fixtures::cc_post`: a full WindowPoSt partition), through
+//! the engine's own parsing and checks.
 
 use std::time::Instant;
 
+use cuzk::kinds::{CircuitId, ProofRequest};
 use cuzk::registry::{self, RegisteredSealProof};
-
+use cuzk::synth::{PartitionCircuits, SizeHint};
 /// Peak RSS since the last reset, in KiB (VmHWM), and its reset (Linux `clear_refs` 5).
 fn peak_kib() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -19,28 +23,55 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let t = Instant::now();
-    let (prover, sector) = ([5u8; 32], 1);
-    let c1 = cuzk::fixtures::shaped_c1(proof, 11, prover, sector).expect("shaped C1");
-    let gen_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).expect("parse");
-    let parse_s = t.elapsed().as_secs_f64();
-    let shape = cuzk::synth::shape::count(proof).expect("shape");
-    let hint = cuzk::synth::SizeHint { constraints: shape.constraints, inputs: shape.ic, aux: shape.l };
+/// One partition of `circuit`: a seal proof through [`run_seal`], another kind's through its
+/// generated inputs (upstream sequential and cuzk only).
+pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
+    let proof = match circuit {
+        CircuitId::Seal(p) => return run_seal(p, runs, modes),
+        CircuitId::Update(p) => {
+            let t = Instant::now();
+            let f = cuzk::fixtures::cc_update(p, 11).expect("generated update");
+            println!("{}: generated update in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let inputs = ProofRequest::SnapDeals(f.request()).parse().expect("the engine's checks");
+            println!("{}: parsed and checked by the engine in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
+            inputs
+        }
+        CircuitId::PoSt(p) => {
+            let t = Instant::now();
+            let f = cuzk::fixtures::cc_post(p, p.as_v1_config().sector_count, 11).expect("generated PoSt");
+            println!("{}: generated {} sectors' vanilla proofs in {:.1}s", circuit.name(), f.sectors.len(), t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let request = match p.as_v1_config().typ {
+                filecoin_proofs::PoStType::Winning => ProofRequest::WinningPoSt(f.request()),
+                _ => ProofRequest::WindowPoSt { post: f.request(), partition: Some(0) },
+            };
+            let inputs = request.parse().expect("the engine's checks");
+            println!("{}: parsed and checked by the engine in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
+            inputs
+        }
+    };
+    let [ic, h, l, ..] = cuzk::srs::expected_shape(circuit).expect("section sizes");
+    let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l };
+    let (results, constraints) = compare(&*proof.circuits, hint, None, runs, modes);
     println!(
-        "{}: shaped C1 {} bytes generated in {gen_s:.1}s, parsed+validated in {parse_s:.2}s; {} constraints per partition; {cores} cores",
-        registry::name(proof),
-        c1.len(),
-        shape.constraints
+        "{}",
+        serde_json::json!({"bench": "synth-shaped", "proof": circuit.name(), "cores": cores(), "constraints": constraints, "results": results})
     );
-    drop(c1);
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Partition 0 by upstream's sequential synthesis and by cuzk's, `runs` times each (the modes
+/// asked for): seconds, constraints per core-second, peak RSS; and the constraint count (every
+/// run must have `expect` constraints when given, and the same count).
+fn compare(circuits: &dyn PartitionCircuits, hint: SizeHint, mut expect: Option<usize>, runs: usize, modes: &str) -> (serde_json::Map<String, serde_json::Value>, Option<usize>) {
     let mut results = serde_json::Map::new();
     type Synth<'a> = &'a dyn Fn() -> cuzk::error::Result<cuzk::synth::Assignment>;
-    let upstream: Synth<'_> = &|| cuzk::synth::upstream::of(&*inputs.circuits).expect("upstream paths").synthesize_sequential(0, hint);
-    let ours: Synth<'_> = &|| inputs.circuits.synthesize(0, hint);
+    let upstream: Synth<'_> = &|| cuzk::synth::upstream::of(circuits).expect("upstream paths").synthesize_sequential(0, hint);
+    let ours: Synth<'_> = &|| circuits.synthesize(0, hint);
     for (mode, f) in [("upstream_sequential", upstream), ("cuzk_parallel", ours)] {
         if !modes.split(',').any(|m| m == "both" || m == "all" || mode.starts_with(m)) {
             continue;
@@ -52,7 +83,7 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             let t = Instant::now();
             let a = f().expect("synthesis");
             let s = t.elapsed().as_secs_f64();
-            assert_eq!(a.num_constraints(), shape.constraints);
+            assert_eq!(a.num_constraints(), *expect.get_or_insert(a.num_constraints()), "{mode}: constraint count");
             let peak = peak_kib().saturating_sub(base) >> 10;
             let t = Instant::now();
             drop(a);
@@ -60,16 +91,38 @@ pub fn run(proof: RegisteredSealProof, runs: usize, modes: &str) {
             secs.push(s);
             peaks.push(peak);
         }
-        let med = crate::median(&secs);
-        let threads = if mode == "cuzk_parallel" { cores } else { 1 };
-        let per_core = shape.constraints as f64 / med / threads as f64;
-        println!("{mode}: median {med:.2}s, {:.0} constraints/s, {per_core:.0} constraints per core-second ({threads} threads)", shape.constraints as f64 / med);
+        let (med, n) = (crate::median(&secs), expect.unwrap_or(0) as f64);
+        let threads = if mode == "cuzk_parallel" { cores() } else { 1 };
+        let per_core = n / med / threads as f64;
+        println!("{mode}: median {med:.2}s, {:.0} constraints/s, {per_core:.0} constraints per core-second ({threads} threads)", n / med);
         results.insert(
             mode.into(),
-            serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
+            serde_json::json!({"seconds": secs, "median_s": med, "constraints_per_s": n / med,
                 "constraints_per_core_s": per_core, "threads": threads, "peak_rss_mib": peaks}),
         );
     }
+    (results, expect)
+}
+
+fn run_seal(proof: RegisteredSealProof, runs: usize, modes: &str) {
+    let cores = cores();
+    let t = Instant::now();
+    let (prover, sector) = ([5u8; 32], 1);
+    let c1 = cuzk::fixtures::shaped_c1(proof, 11, prover, sector).expect("shaped C1");
+    let gen_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).expect("parse");
+    let parse_s = t.elapsed().as_secs_f64();
+    let shape = cuzk::synth::shape::count(proof).expect("shape");
+    let hint = SizeHint { constraints: shape.constraints, inputs: shape.ic, aux: shape.l };
+    println!(
+        "{}: shaped C1 {} bytes generated in {gen_s:.1}s, parsed+validated in {parse_s:.2}s; {} constraints per partition; {cores} cores",
+        registry::name(proof),
+        c1.len(),
+        shape.constraints
+    );
+    drop(c1);
+    let (mut results, _) = compare(&*inputs.circuits, hint, Some(shape.constraints), runs, modes);
     if modes.split(',').any(|m| m == "all" || m == "recorded") {
         // The recorded path: the proof type's R1CS once, then per partition the witness on all
         // threads and a, b, c as matrix products.
