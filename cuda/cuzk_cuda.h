@@ -72,8 +72,9 @@ enum {
                                   stage H in two domain slots (C after the A·B product), the second
                                   slot and the witness released after it; every SRS section the SRS
                                   keeps in host memory is streamed in tiles of tile_points bases; the
-                                  sums of ones by batch addition; ΣH by sppark's Pippenger (host
-                                  points streamed by it); no FOLD, no STAGE_EARLY */
+                                  sums of ones by batch addition; ΣH by the big-MSM in tiles
+                                  (msm_big.cuh msm_tiled: host tiles copied under the previous
+                                  tile's work, buckets kept across tiles); no FOLD, no STAGE_EARLY */
     CUZK_CUDA_H_BESIDE_TILES = 1024, /* STREAMED: ΣH on the calling thread while a second one walks the
                                   queries' tiles (the caller's plan has room for both at once:
                                   ΣH's batches, two G2 tiles, every query's gathered bases) */

@@ -33,6 +33,16 @@ pub(crate) trait Forkable: ConstraintSystem<Scalar, Root = Self> + Sized + Sync 
     fn finish(fork: Self::Fork<'_>) -> Self::Finished;
     /// Append a finished fork; forks are absorbed in sequential order.
     fn absorb(&mut self, f: Self::Finished);
+    /// How many of `n` items [`on_forks`] gives forks at once on `threads` threads: up to 8 per
+    /// thread, a multiple of the thread count (no batch ends on a partial round), so that the
+    /// forks in flight hold one batch, not a second copy of the partition beside the parent (a
+    /// 32 GiB WindowPoSt partition's 2,349 sectors at once needed ~2× its 15 GB and were
+    /// OOM-killed on a 24 GiB machine).
+    fn batch(n: usize, threads: usize) -> usize {
+        let threads = threads.max(1);
+        let batches = n.max(1).div_ceil(threads * 8);
+        n.max(1).div_ceil(batches).div_ceil(threads) * threads
+    }
 }
 
 impl Forkable for Assignment {
@@ -74,11 +84,17 @@ impl Forkable for super::witness::Witness {
     fn absorb(&mut self, f: Self::Finished) {
         Self::absorb(self, f)
     }
+    /// Every item at once: the forks write into their slots of the parent's reserved memory
+    /// when the hint splits the rest evenly among all of them (`Witness::forks`).
+    fn batch(n: usize, _threads: usize) -> usize {
+        n.max(1)
+    }
 }
 
 /// Into `cs`, `item` for each of `items` (independent sub-circuits of one shape, in sequential
-/// order) on its own fork, all threads; the forks absorbed in order. Each fork reserves an equal
-/// share of what the partition still needs (`hint`), plus an eighth of slack.
+/// order) on its own fork, all threads; the forks absorbed in order, each batch
+/// ([`Forkable::batch`]) before the next one's forks exist. Each fork reserves an equal share of
+/// what the partition still needs (`hint`), plus an eighth of slack.
 pub(crate) fn on_forks<CS: Forkable, T: Send>(
     cs: &mut CS,
     items: Vec<T>,
@@ -96,19 +112,26 @@ pub(crate) fn on_forks<CS: Forkable, T: Send>(
         inputs: share(hint.inputs, inputs),
         aux: share(hint.aux, aux),
     };
-    let forks = cs.forks(items.len(), fork_hint);
-    let done: Vec<CS::Finished> = forks
-        .into_par_iter()
-        .zip(items)
-        .map(|(mut fork, it)| {
-            item(&mut fork, it)?;
-            Ok(CS::finish(fork))
-        })
-        .collect::<Result<_, SynthesisError>>()?;
-    for f in done {
-        cs.absorb(f);
+    let batch = CS::batch(n, rayon::current_num_threads());
+    let mut items = items.into_iter();
+    loop {
+        let these: Vec<T> = items.by_ref().take(batch).collect();
+        if these.is_empty() {
+            return Ok(());
+        }
+        let forks = cs.forks(these.len(), fork_hint);
+        let done: Vec<CS::Finished> = forks
+            .into_par_iter()
+            .zip(these)
+            .map(|(mut fork, it)| {
+                item(&mut fork, it)?;
+                Ok(CS::finish(fork))
+            })
+            .collect::<Result<_, SynthesisError>>()?;
+        for f in done {
+            cs.absorb(f);
+        }
     }
-    Ok(())
 }
 
 pub(crate) struct Fork<'p> {
@@ -296,5 +319,24 @@ pub(super) fn append(dst: &mut Vec<Scalar>, src: Vec<Scalar>) {
     unsafe { dst.set_len(old + n) };
     if n >= CHUNK {
         rayon::spawn(move || drop(src));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batches are whole rounds of the threads, at most 8 items a thread, and as even as that
+    /// allows; a witness's forks all go at once (they write into the parent's slots).
+    #[test]
+    fn batches() {
+        let b = <Assignment as Forkable>::batch;
+        assert_eq!(b(2349, 16), 128); // a 32 GiB WindowPoSt partition: 19 batches
+        assert_eq!(b(2349, 2), 16);
+        assert_eq!(b(176, 16), 96); // a 32 GiB PoRep partition's challenges: 96 + 80
+        assert_eq!(b(66, 16), 80); // WinningPoSt's challenges: one batch
+        assert_eq!(b(1, 16), 16);
+        assert_eq!(b(0, 0), 1);
+        assert_eq!(<super::super::witness::Witness as Forkable>::batch(176, 16), 176);
     }
 }
