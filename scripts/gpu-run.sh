@@ -40,7 +40,8 @@
 #           cc-P (the engine at proof P with satisfiable inputs: a generated CC sector and a generated
 #           TEST SRS for its recorded circuit, verification on; ~2 min of SRS generation at 32 GiB, G1 on
 #           the GPU, before the jobs; CC_VRAM_BUDGET MiB, a comma-separated list), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
-#           holding the rest of the device: a B-MiB card; the engine's peak device memory reported),
+#           holding the rest of the device: a B-MiB card; the engine's peak device memory reported;
+#           VRAM_INPUTS=cc: a generated sector under a test SRS, every proof verified, ~2 min more),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run);
 #           alt2-STAGE: with $ALT2_BIN (a third build)
 #
@@ -162,7 +163,7 @@ vram_run() { # proof budget_mib
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$f.used.csv" 2>&1 &
   samp=$!
   run "$name" 560 env RUST_LOG="${VRAM_LOG:-info}" "$BIN" bench-shaped --proof "$p" --jobs "${SHAPED_JOBS:-2}" --vram-budget-mib "$b" \
-      --timeline "$OUT/timeline-$f.json"
+      --timeline "$OUT/timeline-$f.json" --inputs "${VRAM_INPUTS:-shaped}"
   kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
   awk -v base="$base" -v cap="$b" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; the engine peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/$f.used.csv"
   grep -E "plan|page-locked|streamed" "$OUT/$f.log" | head -8
