@@ -16,7 +16,7 @@ demo:
 ## Every test: unit, ABI contract, header freshness, real 2 KiB C2 (CPU), bad input.
 test: test-rust test-examples
 
-.PHONY: test-rust test-512mib check-cc-sectors check-cc-witness check-cc-proofs
+.PHONY: test-rust test-512mib check-cc-sectors check-cc-witness check-cc-proofs check-kind-shapes
 ## Generated 8 MiB and 512 MiB sectors proved through the engine under generated test SRSes
 ## (made once under the fixtures dir), verified by filecoin-proofs' verify_seal (minutes each).
 check-cc-proofs:
@@ -37,6 +37,10 @@ check-cc-sectors:
 	for p in UpdateStackedDrg32GiBV1 UpdateStackedDrg64GiBV1; do \
 	  $(CARGO_TARGET_DIR)/release/cuzk-fixture cc-update --proof $$p --seed 1 --out $${CC_SECTORS_DIR:-/var/tmp/cuzk-fixtures/cc-sectors}/$$p --verify || exit 1; \
 	done
+## The params-shape table's 32/64 GiB SnapDeals and 32 GiB WindowPoSt rows recounted from
+## upstream's blank circuits (~4 min on 2 cores; the small rows are in `make test`).
+check-kind-shapes:
+	$(CARGO) test --release --test srs_shape -- --ignored --nocapture
 ## A real 512 MiB C2 (seal + params: ~30 min on 2 cores the first time, cached; not in `make test`).
 test-512mib:
 	$(CARGO) test --release --test porep_512mib -- --ignored --nocapture

@@ -50,3 +50,29 @@ fn every_kinds_fixture_params_have_their_rows_shape() {
         assert_eq!(got, cuzk::srs::expected_shape(c).unwrap(), "{}", c.name());
     }
 }
+
+/// The production rows of SnapDeals and WindowPoSt (issue 38's 32 GiB shapes) recounted from
+/// upstream's blank circuits: inputs (ic), aux (l), the domain (h) and the query sizes, with the
+/// constraint count printed. Minutes on 2 cores (WindowPoSt 32 GiB: ~3 min): `make check-kind-shapes`.
+#[test]
+#[ignore = "minutes: make check-kind-shapes"]
+fn the_production_rows_are_what_the_circuits_count() {
+    let circuits: Vec<CircuitId> = vec![
+        RegisteredUpdateProof::StackedDrg32GiBV1.into(),
+        RegisteredUpdateProof::StackedDrg64GiBV1.into(),
+        RegisteredPoStProof::StackedDrgWindow32GiBV1_2.into(),
+    ];
+    for c in circuits {
+        let t = std::time::Instant::now();
+        let counted = count_circuit(c).unwrap();
+        eprintln!(
+            "{}: {} constraints, {} inputs, {} aux, counted in {:.1} s",
+            c.name(),
+            counted.constraints,
+            counted.ic,
+            counted.l,
+            t.elapsed().as_secs_f64()
+        );
+        assert_eq!(cuzk::srs::expected_shape(c).unwrap(), sections(&counted), "{}", c.name());
+    }
+}
