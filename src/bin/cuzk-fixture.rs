@@ -130,19 +130,11 @@ fn cc_sector(a: &cli::Parsed) -> ExitCode {
         let (c1, mut sector) = cuzk::fixtures::cc_sector_c1(proof, seed)?;
         sector.c1_path = out.join("c1.json");
         let made = t.elapsed().as_secs_f64();
-        std::fs::create_dir_all(&out).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", out.display()))?;
-        let write = |name: &str, bytes: &[u8]| std::fs::write(out.join(name), bytes).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", out.join(name).display()));
-        write("c1.json", &c1)?;
-        write("sector.json", &serde_json::to_vec_pretty(&sector).map_err(|e| cuzk::err!(Internal, "{e}"))?)?;
+        write_into(&out, "c1.json", &c1)?;
+        write_into(&out, "sector.json", &serde_json::to_vec_pretty(&sector).map_err(|e| cuzk::err!(Internal, "{e}"))?)?;
         let mut report = serde_json::json!({ "proof": sector.registered_proof, "seed": seed, "out": out, "c1_bytes": c1.len(), "generate_s": made });
         if verify {
-            let t = std::time::Instant::now();
-            let ok = cuzk::fixtures::verify_c1(&c1, &sector)?;
-            report["vanilla_verified"] = ok.into();
-            report["verify_s"] = t.elapsed().as_secs_f64().into();
-            if !ok {
-                return Err(cuzk::err!(Verification, "filecoin-proofs rejects the generated vanilla proofs: {report}"));
-            }
+            upstream_check(&mut report, "vanilla proofs", || cuzk::fixtures::verify_c1(&c1, &sector))?;
         }
         Ok(report)
     };
@@ -159,21 +151,13 @@ fn cc_update(a: &cli::Parsed) -> ExitCode {
         let t = std::time::Instant::now();
         let update = cuzk::fixtures::cc_update(proof, seed)?;
         let made = t.elapsed().as_secs_f64();
-        std::fs::create_dir_all(&out).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", out.display()))?;
-        let json = serde_json::to_vec(&update).map_err(|e| cuzk::err!(Internal, "{e}"))?;
-        std::fs::write(out.join("update.json"), &json).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", out.join("update.json").display()))?;
+        write_into(&out, "update.json", &serde_json::to_vec(&update).map_err(|e| cuzk::err!(Internal, "{e}"))?)?;
         let mut report = serde_json::json!({
             "proof": cuzk::kinds::CircuitId::Update(proof).name(), "seed": seed, "out": out,
             "partitions": update.vanilla_proofs.len(), "vanilla_bytes": update.vanilla_proofs.iter().map(Vec::len).sum::<usize>(), "generate_s": made,
         });
         if verify {
-            let t = std::time::Instant::now();
-            let ok = cuzk::fixtures::verify_update(&update)?;
-            report["vanilla_verified"] = ok.into();
-            report["verify_s"] = t.elapsed().as_secs_f64().into();
-            if !ok {
-                return Err(cuzk::err!(Verification, "filecoin-proofs rejects the generated partition proofs: {report}"));
-            }
+            upstream_check(&mut report, "partition proofs", || cuzk::fixtures::verify_update(&update))?;
         }
         Ok(report)
     };
@@ -236,6 +220,25 @@ fn gen_args(a: &cli::Parsed) -> Option<GenArgs> {
             None
         }
     }
+}
+
+/// `bytes` as `dir/name`, the directory made first.
+fn write_into(dir: &std::path::Path, name: &str, bytes: &[u8]) -> cuzk::error::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", dir.display()))?;
+    std::fs::write(dir.join(name), bytes).map_err(|e| cuzk::err!(Internal, "writing {}: {e}", dir.join(name).display()))
+}
+
+/// `--verify`: filecoin-proofs' vanilla check of the generated `what`, its verdict and time in
+/// `report`; a rejection is an error carrying the report.
+fn upstream_check(report: &mut serde_json::Value, what: &str, check: impl FnOnce() -> cuzk::error::Result<bool>) -> cuzk::error::Result<()> {
+    let t = std::time::Instant::now();
+    let ok = check()?;
+    report["vanilla_verified"] = ok.into();
+    report["verify_s"] = t.elapsed().as_secs_f64().into();
+    if !ok {
+        return Err(cuzk::err!(Verification, "filecoin-proofs rejects the generated {what}: {report}"));
+    }
+    Ok(())
 }
 
 /// Prints a generating subcommand's JSON report, or its error.

@@ -86,7 +86,7 @@ impl Statement for PartitionInputs {
 }
 
 /// Decode each of `bytes` as upstream does (bincode), refusing more than the bytes could hold.
-pub(super) fn decode_all<T: serde::de::DeserializeOwned>(bytes: &[&[u8]], what: &str) -> Result<Vec<T>> {
+pub(crate) fn decode_all<T: serde::de::DeserializeOwned>(bytes: &[&[u8]], what: &str) -> Result<Vec<T>> {
     use bincode::Options;
     if bytes.is_empty() {
         return Err(err!(InvalidInput, "no {what} given"));

@@ -26,29 +26,28 @@ fn reset_peak() {
 /// One partition of `circuit`: a seal proof through [`run_seal`], another kind's through its
 /// generated inputs (upstream sequential and cuzk only).
 pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
+    // Generated inputs, then the engine's own parsing and checks (timed: a submit's latency).
+    let checked = |request: ProofRequest<'_>| {
+        let t = Instant::now();
+        let inputs = request.parse().expect("the engine's checks");
+        println!("{}: parsed and checked by the engine in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
+        inputs
+    };
+    let t = Instant::now();
     let proof = match circuit {
         CircuitId::Seal(p) => return run_seal(p, runs, modes),
         CircuitId::Update(p) => {
-            let t = Instant::now();
             let f = cuzk::fixtures::cc_update(p, 11).expect("generated update");
             println!("{}: generated update in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            let inputs = ProofRequest::SnapDeals(f.request()).parse().expect("the engine's checks");
-            println!("{}: parsed and checked by the engine in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
-            inputs
+            checked(ProofRequest::SnapDeals(f.request()))
         }
         CircuitId::PoSt(p) => {
-            let t = Instant::now();
             let f = cuzk::fixtures::cc_post(p, p.as_v1_config().sector_count, 11).expect("generated PoSt");
             println!("{}: generated {} sectors' vanilla proofs in {:.1}s", circuit.name(), f.sectors.len(), t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            let request = match p.as_v1_config().typ {
+            checked(match p.as_v1_config().typ {
                 filecoin_proofs::PoStType::Winning => ProofRequest::WinningPoSt(f.request()),
                 _ => ProofRequest::WindowPoSt { post: f.request(), partition: Some(0) },
-            };
-            let inputs = request.parse().expect("the engine's checks");
-            println!("{}: parsed and checked by the engine in {:.1}s", circuit.name(), t.elapsed().as_secs_f64());
-            inputs
+            })
         }
     };
     let [ic, h, l, ..] = cuzk::srs::expected_shape(circuit).expect("section sizes");
