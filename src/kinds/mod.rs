@@ -18,6 +18,7 @@ use blstrs::Bls12;
 
 pub use circuit::{CircuitId, RegisteredPoStProof, RegisteredUpdateProof};
 pub use compound::PROOF_BYTES;
+#[cfg(feature = "tools")] // the fixtures decode their generated vanilla proofs as the engine does
 pub(crate) use compound::decode_all;
 pub use post::PoStRequest;
 pub use update::UpdateRequest;
