@@ -78,7 +78,23 @@ enum {
     CUZK_CUDA_H_BESIDE_TILES = 1024, /* STREAMED: ΣH on the calling thread while a second one walks the
                                   queries' tiles (the caller's plan has room for both at once:
                                   ΣH's batches, two G2 tiles, every query's gathered bases) */
+    CUZK_CUDA_SUMS_GIVEN = 2048, /* STREAMED: the sums of ones and the significant parts are in `out`
+                                  already (another proof's sparse stage made them, this proof riding
+                                  its passes over the tiles): the sparse stage runs ΣH only, reads no
+                                  queries and leaves out's other fields as they are */
 };
+/* A partition that rides another proof's passes over the SRS tiles (cuzk_cuda_prove_in.riders):
+ * another prepared partition of the same circuit. Each tile the pass copies serves its queries
+ * too (ones added, significant bases gathered), then its significant scalars' Pippengers run, and
+ * out's ones and significant fields (l_ones, l_sig, a_ones, a_sig, b_ones, b_sig, b2_ones, b2_sig)
+ * receive its sums; nothing else of *out is written. Its own proof's sparse stage then runs with
+ * SUMS_GIVEN. Its queries have the proof's own shape (npoints and ones_words per query). */
+typedef struct {
+    cuzk_cuda_sparse l;
+    cuzk_cuda_sparse a_q;
+    cuzk_cuda_sparse b_q;
+    struct cuzk_cuda_prove_out_s* out;
+} cuzk_cuda_rider;
 /* cuzk_cuda_prove stages: the H stage reads a, b, c (or r1cs, input, aux), constraints, lg_domain, z_inv and h_out
  * (uploads overlap the NTTs); the sparse stage runs the H MSM over the H stage's result (unless
  * SKIP_MSM_H) and the L, A, B (G1 and G2) queries from l, a_q, b_q, flag FOLD, and r. The caller
@@ -119,6 +135,10 @@ typedef struct {
      * speed) in which stage H parks C and A's coset values, so that it holds one domain slot
      * beside the witness instead of two (cuda/stage_h.cuh, stage_h_lean). */
     void* spill;
+    /* STREAMED, optional: nriders partitions served by this sparse stage's passes over the tiles
+     * besides its own (see cuzk_cuda_rider); the caller's plan has room for their queries. */
+    const cuzk_cuda_rider* riders;
+    uint64_t nriders;
 } cuzk_cuda_prove_in;
 
 enum {
@@ -141,7 +161,7 @@ enum {
     CUZK_CUDA_NPHASES = 16,
 };
 
-typedef struct {
+typedef struct cuzk_cuda_prove_out_s {
     cuzk_cuda_g1 h;
     cuzk_cuda_g1 l_ones, l_sig;
     cuzk_cuda_g1 a_ones, a_sig;
@@ -155,7 +175,7 @@ typedef struct cuzk_cuda_srs cuzk_cuda_srs;
 typedef struct cuzk_cuda_r1cs cuzk_cuda_r1cs;
 
 /* Sizes of the shared structs, in this order: status, g1, g2, sparse, prove_in, prove_out,
- * matrix. */
+ * matrix, rider. */
 #ifdef CUZK_CUDA_TOOLS
 /* Feature `tools` only (test SRS generation, src/fixtures/test_srs.rs): out[i] = s_i·G1 in
  * blst_p1_affine form for n scalars (canonical, 32 little-endian bytes each), from `table`, the
@@ -163,7 +183,7 @@ typedef struct cuzk_cuda_r1cs cuzk_cuda_r1cs;
 cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out);
 #endif
 
-#define CUZK_CUDA_ABI_NSIZES 7
+#define CUZK_CUDA_ABI_NSIZES 8
 void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES]);
 void cuzk_cuda_message_free(char* message);
 
@@ -283,7 +303,8 @@ static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
 static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 296, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 312, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_rider) == 152, "cuzk_cuda_rider size");
 static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
 #endif

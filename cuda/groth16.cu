@@ -67,6 +67,7 @@ void cuzk_cuda_abi_sizes(uint64_t out[CUZK_CUDA_ABI_NSIZES])
     out[4] = sizeof(cuzk_cuda_prove_in);
     out[5] = sizeof(cuzk_cuda_prove_out);
     out[6] = sizeof(cuzk_cuda_matrix);
+    out[7] = sizeof(cuzk_cuda_rider);
 }
 
 void cuzk_cuda_message_free(char* message)

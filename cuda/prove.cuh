@@ -68,6 +68,8 @@ inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_
     const bool streamed = (in.flags & CUZK_CUDA_STREAMED) != 0;
     if (streamed && early)
         throw invalid("a STREAMED proof's sparse stage cannot run beside stage H (STAGE_EARLY)");
+    if (!streamed && (in.nriders != 0 || (in.flags & CUZK_CUDA_SUMS_GIVEN) != 0))
+        throw invalid("riders and given sums are for STREAMED proofs only");
     if (!streamed && !srs.all_resident() && (stages & (CUZK_CUDA_STAGE_SPARSE | CUZK_CUDA_STAGE_EARLY)) != 0)
         throw invalid("the SRS keeps sections in host memory: only a STREAMED proof can use it");
     if (early)

@@ -40,6 +40,7 @@ type DeviceStatus struct {
 	Error           *string `json:"error"`
 	Proofs          uint64  `json:"proofs"`
 	Failures        uint64  `json:"failures"`
+	SharedPasses    uint64  `json:"shared_passes"`
 	Lanes           int     `json:"lanes"`
 	BusySeconds     float64 `json:"busy_s"`
 	BusyFraction    float64 `json:"busy_fraction"`

@@ -327,6 +327,62 @@ fn streamed_mode_toys_byte_identical() {
     }
 }
 
+/// One pass over the SRS tiles serving several partitions: two threads prove classified
+/// partitions of one circuit (three witnesses, so a rider's sums cannot pass for the holder's) on
+/// a streamed device with room for a rider, so that one waits for the lane while the other holds
+/// it and the holder's passes make the waiting one's sums (its own sparse stage then runs ΣH
+/// alone). Every proof byte-identical to the CPU's at each budget of `streamed_budgets` plus room
+/// for a rider, and the device says it shared passes.
+#[test]
+fn streamed_riders_byte_identical() {
+    if gpu().is_none() {
+        return;
+    }
+    use cuzk::prover::vram::{plan, CircuitSizes, Footprint, Plan, MIB};
+    let toys: Vec<Toy> = (0..3).map(|mode| Toy { constraints: (1 << 16) - 2, inputs: 2, mode }).collect();
+    let asgs: Vec<Assignment> = toys.iter().map(|c| Assignment::synthesize(c.clone(), SizeHint::default()).unwrap()).collect();
+    let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asgs[0]), 66));
+    let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
+    let want: Vec<Vec<u8>> =
+        asgs.iter().map(|a| bytes(&CpuBackend::default().prove(&srs, clone_assignment(a), r, s).unwrap().proof)).collect();
+    let f = Footprint::of(&CircuitSizes::of(&srs, None));
+    let mut cases = 0;
+    for (budget, _) in streamed_budgets(&srs) {
+        // Room for a rider beyond the plan (at most 2^16 significant scalars per query: ~50 MiB).
+        let budget = budget + 128 * MIB;
+        let Plan::Streamed(p) = plan(&f, budget, 2) else { continue };
+        let gpu = CudaBackend::with_budget(Some(&[0]), 2, Some(budget)).unwrap();
+        let prepared: Vec<Vec<Assignment>> = (0..2)
+            .map(|t| {
+                (0..8)
+                    .map(|k| {
+                        let mut a = clone_assignment(&asgs[(k + t) % 3]);
+                        gpu.prepare_now(&mut a).unwrap();
+                        a
+                    })
+                    .collect()
+            })
+            .collect();
+        std::thread::scope(|sc| {
+            for (t, mine) in prepared.into_iter().enumerate() {
+                let (gpu, srs, want) = (&gpu, &srs, &want);
+                sc.spawn(move || {
+                    for (k, a) in mine.into_iter().enumerate() {
+                        let proof = gpu.prove(srs, a, r, s).unwrap();
+                        assert!(!proof.cpu_fallback, "thread {t} proof {k}: proved on the CPU");
+                        assert_eq!(bytes(&proof.proof), want[(k + t) % 3], "thread {t} proof {k} ({}): differs from the CPU proof", p.sigma_h());
+                    }
+                });
+            }
+        });
+        let shared = gpu.devices()[0].shared_passes;
+        eprintln!("{} MiB, kept {:#x}, {}: 16 proofs byte-identical, {shared} partitions rode another's passes", budget >> 20, p.resident, p.sigma_h());
+        assert!(shared > 0, "{} MiB ({}): no partition rode another's passes", budget >> 20, p.sigma_h());
+        cases += 1;
+    }
+    assert!(cases > 0, "no budget gave a streamed plan with room for a rider");
+}
+
 /// The streamed mode on the real 2 KiB partition: byte-identical to the CPU and verified, with
 /// each budget of `streamed_budgets`.
 #[test]

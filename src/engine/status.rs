@@ -110,6 +110,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "error": d.error,
                 "proofs": d.proofs,
                 "failures": d.failures,
+                "shared_passes": d.shared_passes,
                 "lanes": d.lanes,
                 "busy_s": secs(d.busy),
                 "busy_fraction": fraction(d.busy, uptime),

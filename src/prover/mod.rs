@@ -96,6 +96,9 @@ pub struct DeviceStatus {
     /// Proofs that succeeded and failed on it.
     pub proofs: u64,
     pub failures: u64,
+    /// Partitions whose sums of ones and significant parts another partition's pass over the
+    /// SRS tiles made on it (streamed mode: one pass serves several partitions).
+    pub shared_passes: u64,
     /// Partitions it proves at once (its lanes in use).
     pub lanes: usize,
     /// Device bytes the backend may use on it (`vram_budget_mib`, or what was free at start).

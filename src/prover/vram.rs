@@ -283,6 +283,19 @@ pub fn sppark_msm_bytes(n: u64) -> u64 {
     buckets + stride * 16 + nwins * stride * 4
 }
 
+/// Device bytes a partition riding another proof's passes over the tiles takes during them
+/// (cuda/stream.cuh `rider_buffers`): its ones bitmaps (`ones_words` words) and significant
+/// lists (`nsig` per query: index and scalar), the gathered bases of all three queries' significant
+/// scalars and B's in G2, its per-warp sums, and the pool's rounding of seven allocations.
+pub fn rider_bytes(ones_words: u64, nsig: [u64; 3]) -> u64 {
+    let sig: u64 = nsig.iter().sum();
+    ones_words * 4 + sig * (4 + FR + G1) + nsig[2] * G2 + RIDER_SLACK
+}
+
+/// What a rider's per-warp sums (about 1 MB on a 132-SM card) and the pool's 2 MiB rounding of
+/// its seven allocations take at most.
+const RIDER_SLACK: u64 = 24 * MIB;
+
 /// ΣH's tile in the streamed mode: twice the plan's tile of SRS bases, at most 2^23 bases
 /// (cuda/stream.cuh, `sigma_h_tile`).
 pub fn sigma_h_tile(tile_points: u64) -> u64 {

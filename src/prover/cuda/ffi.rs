@@ -40,6 +40,7 @@ pub struct G2 {
 }
 
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Sparse {
     pub ones: *const u32,
     pub ones_words: u64,
@@ -64,6 +65,9 @@ pub const ONES_SPPARK: u32 = 256;
 pub const STREAMED: u32 = 512;
 /// STREAMED: ΣH beside the passes over the tiles (the plan has room for both at once).
 pub const H_BESIDE_TILES: u32 = 1024;
+/// STREAMED: the sums of ones and the significant parts are in the output already (this proof
+/// rode another's passes over the tiles, [`Rider`]): the sparse stage runs ΣH only.
+pub const SUMS_GIVEN: u32 = 2048;
 pub const STAGE_H: u32 = 1;
 pub const STAGE_SPARSE: u32 = 2;
 /// Check and upload the sparse queries (no kernels), so that the sparse stage computes at once.
@@ -97,6 +101,20 @@ pub struct ProveIn {
     /// STREAMED with `r1cs`, optional: two domain vectors of host memory stage H parks C and
     /// A's coset values in ([`Workspace::spill`]).
     pub spill: *mut c_void,
+    /// STREAMED, optional: other prepared partitions of the same circuit whose sums this sparse
+    /// stage's passes over the tiles make too ([`Rider`]).
+    pub riders: *const Rider,
+    pub nriders: u64,
+}
+
+/// A partition riding another proof's passes over the SRS tiles (cuzk_cuda.h `cuzk_cuda_rider`):
+/// its queries in, its sums of ones and significant parts out (into `out`'s ones and sig fields).
+#[repr(C)]
+pub struct Rider {
+    pub l: Sparse,
+    pub a_q: Sparse,
+    pub b_q: Sparse,
+    pub out: *mut ProveOut,
 }
 
 #[repr(C)]
@@ -142,7 +160,8 @@ const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
 const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 296);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 312);
+const _: () = assert!(std::mem::size_of::<Rider>() == 152);
 const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
 // The memory we hand to the GPU as-is.
@@ -285,8 +304,8 @@ pub fn to_err(what: &str) -> impl Fn(CudaError) -> crate::error::Error + '_ {
 
 /// The struct sizes the compiled C++ side sees must be the ones asserted above.
 pub fn check_abi() -> Result<()> {
-    let mut sizes = [0u64; 7];
-    // SAFETY: writes exactly 7 values.
+    let mut sizes = [0u64; 8];
+    // SAFETY: writes exactly 8 values.
     unsafe { cuzk_cuda_abi_sizes(sizes.as_mut_ptr()) };
     let ours = [
         std::mem::size_of::<Status>(),
@@ -296,6 +315,7 @@ pub fn check_abi() -> Result<()> {
         std::mem::size_of::<ProveIn>(),
         std::mem::size_of::<ProveOut>(),
         std::mem::size_of::<Matrix>(),
+        std::mem::size_of::<Rider>(),
     ];
     if sizes.iter().zip(ours).any(|(&c, r)| c as usize != r) {
         return Err(err!(Internal, "CUDA ABI mismatch: C++ struct sizes {sizes:?}, Rust {ours:?}"));

@@ -38,6 +38,7 @@
 mod checks;
 mod ffi;
 mod pool;
+mod riders;
 mod prep;
 mod stages;
 mod tail;
@@ -93,6 +94,9 @@ pub enum OnesSums {
 /// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
     pool: Pool,
+    /// Classified partitions waiting for a streamed device, whose sums another proof's passes
+    /// over the SRS tiles may make (`riders`).
+    riders: riders::Board,
     /// Tools and tests only: paths the backend picks by itself, forced.
     #[cfg(feature = "tools")]
     forced: Forced,
@@ -165,6 +169,7 @@ impl CudaBackend {
         let pool = Pool::open(only, if lanes == 0 { pool::MAX_LANES } else { lanes }, budget)?;
         Ok(CudaBackend {
             pool,
+            riders: riders::Board::default(),
             #[cfg(feature = "tools")]
             forced: Forced::default(),
             fallback_logged: AtomicBool::new(false),

@@ -108,7 +108,7 @@ impl CachedSrs {
     }
 }
 
-fn srs_key(srs: &Srs) -> [usize; 5] {
+pub(super) fn srs_key(srs: &Srs) -> [usize; 5] {
     let p = &srs.params;
     [
         Arc::as_ptr(&p.h) as usize,
@@ -270,6 +270,8 @@ struct Health {
     lost: Option<String>,
     proofs: u64,
     failures: u64,
+    /// Partitions whose sums a pass of another proof made here (riders served).
+    shared_passes: u64,
     /// Time with at least one lane held.
     busy: BusyClock,
 }
@@ -407,6 +409,11 @@ impl Held<'_> {
             }
         }
         dev.resident().get(ws, srs, r1cs, resident, pinned, mine, room, plan, t)
+    }
+
+    /// `n` riders' sums made by this proof's passes over the tiles.
+    pub fn served(&self, n: usize) {
+        self.dev.health().shared_passes += n as u64;
     }
 
     /// Whether this is the device's only held lane (of this pool) right now.
@@ -583,6 +590,12 @@ impl Pool {
         Ok(())
     }
 
+    /// Whether some usable device streams a circuit of footprint `f` (its budget does not hold
+    /// the resident mode).
+    pub fn streams(&self, f: &Footprint) -> bool {
+        self.devices.iter().any(|d| d.usable() && matches!(d.plan_for(f), Plan::Streamed(_)))
+    }
+
     /// An idle lane of a usable device if there is one (devices in turn), else a lane of the
     /// next usable device (waiting for that one: the engine runs one prover thread per lane, so
     /// its provers always find an idle one). None once every device is unusable.
@@ -631,6 +644,7 @@ impl Pool {
                     error: h.lost.clone(),
                     proofs: h.proofs,
                     failures: h.failures,
+                    shared_passes: h.shared_passes,
                     lanes: d.lanes_usable(),
                     budget_bytes: Some(d.budget),
                     pinned_host_bytes: Some(ffi::pinned_host_bytes()),

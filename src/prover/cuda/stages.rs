@@ -11,6 +11,7 @@ use ff::{Field, PrimeField};
 
 use super::ffi;
 use super::prep::SparseScalars;
+use super::riders::Board;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
 use super::CudaBackend;
 use crate::prover::vram::{AbcAt, Footprint, Plan};
@@ -132,21 +133,44 @@ struct Attempt<'a> {
     fold: bool,
     /// No other proof on the device: the sparse work but ΣH may run beside stage H.
     beside: bool,
+    /// Streamed: the partitions waiting for a device whose sums this proof's passes over the
+    /// tiles may make too, within the room its plan leaves in the budget.
+    riding: Option<Riding<'a>>,
+    /// Streamed: this partition's sums of ones and significant parts, made by another proof's
+    /// passes (its sparse stage runs ΣH alone).
+    given: Option<&'a ffi::ProveOut>,
+}
+
+/// Where a streamed proof's passes find riders, and how many bytes of them it may take.
+#[derive(Clone, Copy)]
+struct Riding<'a> {
+    board: &'a Board,
+    srs: [usize; 5],
+    room: u64,
+}
+
+/// The sums a rider was given, in the output its proof reads them from.
+fn copy_sums(from: &ffi::ProveOut, to: &mut ffi::ProveOut) {
+    (to.l_ones, to.l_sig, to.a_ones, to.a_sig, to.b_ones, to.b_sig) = (from.l_ones, from.l_sig, from.a_ones, from.a_sig, from.b_ones, from.b_sig);
+    (to.b2_ones, to.b2_sig) = (from.b2_ones, from.b2_sig);
 }
 
 impl CudaBackend {
     /// Stage H (the witness classified on CPU threads meanwhile unless `ready` has it), the
     /// queries' upload, then, holding the device's MSM gate, the sparse stage; with `beside`, a
     /// given classification and a free gate, the sparse work but ΣH beside stage H instead
-    /// (STAGE_EARLY). Returns the classification.
+    /// (STAGE_EARLY). Streamed, the sparse stage also makes the sums of the riders it takes
+    /// (`served` gets how many), or runs ΣH alone when its own sums were given. Returns the
+    /// classification.
     fn stages(
         ws: &mut ffi::Workspace,
         inp: &mut ffi::ProveIn,
         out: &mut ffi::ProveOut,
         a: Attempt<'_>,
         t: &mut PhaseTimings,
+        served: &mut usize,
     ) -> std::result::Result<[SparseScalars; 3], StageError> {
-        let Attempt { gate, dsrs, witness, ready, fold, beside } = a;
+        let Attempt { gate, dsrs, witness, ready, fold, beside, riding, given } = a;
         // An idle device and a classified witness: the sparse work but ΣH runs beside stage H,
         // under the MSM gate, taken only if free (another lane's MSMs never wait for a stage H).
         let free_gate = match (beside && ready.is_some()).then(|| gate.try_lock()) {
@@ -184,13 +208,29 @@ impl CudaBackend {
         t.push("cpu_prep", prep_time);
         t.push("cpu_prep_wait", prep);
         set_queries(inp, &q, fold);
-        // The queries' upload needs no SMs: it runs before the gate, beside the other lane's MSMs
-        // (inside the gate it queued behind that lane's a, b, c upload: ~0.12 s per proof at 2^26).
-        ws.prove(dsrs, inp, out, ffi::STAGE_QUERIES).map_err(StageError::cuda)?;
+        if let Some(sums) = given {
+            copy_sums(sums, out);
+            inp.flags |= ffi::SUMS_GIVEN;
+        } else {
+            // The queries' upload needs no SMs: it runs before the gate, beside the other lane's
+            // MSMs (inside the gate it queued behind that lane's a, b, c upload: ~0.12 s per proof
+            // at 2^26).
+            ws.prove(dsrs, inp, out, ffi::STAGE_QUERIES).map_err(StageError::cuda)?;
+        }
         let t_gate = Instant::now();
         let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
         t.push("gpu_msm_gate_wait", t_gate.elapsed());
-        ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE).map_err(StageError::cuda)?;
+        // Taken now, under the gate: the partitions posted while this one's stage H ran.
+        let mut serving = riding.filter(|_| given.is_none()).map(|r| r.board.take(r.srs, &[inp.l, inp.a_q, inp.b_q], r.room));
+        let specs = serving.as_mut().map(|s| s.specs()).unwrap_or_default();
+        (inp.riders, inp.nriders) = (if specs.is_empty() { std::ptr::null() } else { specs.as_ptr() }, specs.len() as u64);
+        let res = ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE);
+        (inp.riders, inp.nriders) = (std::ptr::null(), 0);
+        res.map_err(StageError::cuda)?;
+        if let Some(s) = serving {
+            *served = specs.len();
+            s.done();
+        }
         Ok(q)
     }
 
@@ -233,6 +273,8 @@ impl CudaBackend {
             aux: ptr(recorded.map(|r| r.2)),
             tile_points: 0,
             spill: std::ptr::null_mut(),
+            riders: std::ptr::null(),
+            nriders: 0,
         };
         // a, b, c computed here when the device streams without the recorded circuit (the engine
         // normally computes them on its synthesis threads then: `evaluates_recorded`).
@@ -242,23 +284,43 @@ impl CudaBackend {
         let fold = fold_r.is_some() && h_on_gpu;
         let footprint = Footprint::of_srs(srs, recorded.map(|r| &**r.0));
         let mut ready = ready;
+        let srs_key = super::pool::srs_key(srs);
+        // A classified partition waiting for a streamed device offers its queries to the proof
+        // holding it (`riders`): that proof's passes over the SRS tiles may make its sums.
+        let mut given: Option<Box<ffi::ProveOut>> = None;
+        let mut first = true;
         let (q, wall) = loop {
             let t_lock = Instant::now();
-            let mut held = self.pool.hold(&footprint).ok_or_else(|| err!(Prover, "no usable CUDA device with the VRAM budget for this circuit is left"))?;
+            let held = {
+                let ticket = match &ready {
+                    Some(q) if first && self.pool.streams(&footprint) => Some(self.riders.post(srs_key, q)),
+                    _ => None,
+                };
+                let held = self.pool.hold(&footprint);
+                if let Some(ticket) = ticket {
+                    given = ticket.settle();
+                }
+                held
+            };
+            first = false;
+            let mut held = held.ok_or_else(|| err!(Prover, "no usable CUDA device with the VRAM budget for this circuit is left"))?;
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
             let alone = held.alone();
+            let mut served = 0;
             let res = held.resident(srs, recorded.map(|r| r.0), &footprint, t).map_err(StageError::from).and_then(|on| {
                 inp.r1cs = on.r1cs.as_ref().map_or(std::ptr::null(), |d| d.raw());
                 // Each attempt (another device on a retry) starts from the proof's own a, b, c or
                 // witness, and from its flags without the streamed mode.
                 (inp.a, inp.b, inp.c) = (ptr(values.map(|v| v.0)), ptr(values.map(|v| v.1)), ptr(values.map(|v| v.2)));
                 (inp.input, inp.aux) = (ptr(recorded.map(|r| r.1)), ptr(recorded.map(|r| r.2)));
-                inp.flags &= !(ffi::STREAMED | ffi::H_BESIDE_TILES);
+                inp.flags &= !(ffi::STREAMED | ffi::H_BESIDE_TILES | ffi::SUMS_GIVEN);
                 inp.spill = std::ptr::null_mut();
                 let mut park = false;
+                let mut room = 0;
                 let streamed = match on.plan {
                     Plan::Streamed(p) => {
+                        room = held.dev.budget.saturating_sub(p.need);
                         inp.flags |= ffi::STREAMED | if p.h_beside_tiles { ffi::H_BESIDE_TILES } else { 0 };
                         inp.tile_points = p.tile;
                         let tiles = on.r1cs.as_ref().is_some_and(|r| r.streamed());
@@ -283,6 +345,7 @@ impl CudaBackend {
                     inp.spill = ws.spill(n);
                 }
                 // `ready` is moved into the attempt; a retry classifies again (rare: once per device).
+                let given = given.as_deref().filter(|_| streamed);
                 let attempt = Attempt {
                     gate,
                     dsrs: &on.srs,
@@ -290,9 +353,12 @@ impl CudaBackend {
                     ready: ready.take(),
                     fold: fold && !streamed,
                     beside,
+                    riding: (streamed && given.is_none()).then_some(Riding { board: &self.riders, srs: srs_key, room }),
+                    given,
                 };
-                Self::stages(ws, &mut inp, &mut out, attempt, t).map(|q| (q, wall.elapsed()))
+                Self::stages(ws, &mut inp, &mut out, attempt, t, &mut served).map(|q| (q, wall.elapsed()))
             });
+            held.served(served);
             // Out of device memory with two workspaces: retry with one. The check clears the
             // failed allocation's error from this thread (else the retry's next error check
             // would report it again) and confirms the device still works.
