@@ -118,6 +118,8 @@ struct Forced {
     sparse_after_h: AtomicBool,
     /// C and A parked in host memory in every streamed proof from a circuit in tiles.
     park_always: AtomicBool,
+    /// The room for riders a streamed proof's passes take (0: the budget less the plan's need).
+    rider_room: std::sync::atomic::AtomicU64,
 }
 
 /// What an injected fault does (test builds only, [`CudaBackend::inject_fault`]).
@@ -233,6 +235,25 @@ impl CudaBackend {
     #[cfg(feature = "tools")]
     pub fn set_park_always(&self, park: bool) {
         self.forced.park_always.store(park, Ordering::Relaxed);
+    }
+
+    /// Tools and tests only: streamed proofs take riders (partitions waiting for the device,
+    /// `riders`) whose queries fit `bytes`, not the room their plan leaves in the budget. A toy
+    /// circuit's plan keeps SRS sections up to its budget, leaving no room (the 32 GiB plans on 12
+    /// to 24 GiB cards keep none and leave 1–3 GB), so this is how the GPU identity tests reach
+    /// the shared passes with small circuits. 0 restores the budget's room.
+    #[cfg(feature = "tools")]
+    pub fn set_rider_room(&self, bytes: u64) {
+        self.forced.rider_room.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The room a streamed proof's riders may take: `by_plan` (the budget less the plan's need).
+    pub(crate) fn rider_room(&self, by_plan: u64) -> u64 {
+        #[cfg(feature = "tools")]
+        if let r @ 1.. = self.forced.rider_room.load(Ordering::Relaxed) {
+            return r;
+        }
+        by_plan
     }
 
     pub(crate) fn parks_always(&self) -> bool {

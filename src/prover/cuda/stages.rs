@@ -320,7 +320,7 @@ impl CudaBackend {
                 let mut room = 0;
                 let streamed = match on.plan {
                     Plan::Streamed(p) => {
-                        room = held.dev.budget.saturating_sub(p.need);
+                        room = self.rider_room(held.dev.budget.saturating_sub(p.need));
                         inp.flags |= ffi::STREAMED | if p.h_beside_tiles { ffi::H_BESIDE_TILES } else { 0 };
                         inp.tile_points = p.tile;
                         let tiles = on.r1cs.as_ref().is_some_and(|r| r.streamed());
