@@ -158,7 +158,8 @@ enum {
     CUZK_CUDA_PH_TOTAL_SPARSE = 13, /* the queries' upload plus the sparse stage's own span (no gate wait) */
     CUZK_CUDA_PH_SPMV = 14,         /* a, b, c from a recorded circuit (inside PH_NTT) */
     CUZK_CUDA_PH_EARLY = 15,        /* STAGE_EARLY: the queries' upload and the sparse work but ΣH, beside stage H */
-    CUZK_CUDA_NPHASES = 16,
+    CUZK_CUDA_PH_PCIE_BUSY = 16,    /* the proof's large copies over PCIe (either way): the time at least one was moving data */
+    CUZK_CUDA_NPHASES = 17,
 };
 
 typedef struct cuzk_cuda_prove_out_s {
@@ -167,6 +168,10 @@ typedef struct cuzk_cuda_prove_out_s {
     cuzk_cuda_g1 a_ones, a_sig;
     cuzk_cuda_g1 b_ones, b_sig;
     cuzk_cuda_g2 b2_ones, b2_sig;
+    /* The proof's large copies over PCIe from its stage H to its sparse stage (streamed SRS and
+     * circuit tiles, a, b, c or the witness, the queries, parked vectors; a STREAMED proof's
+     * riders' queries and tiles included), written by its sparse stage. */
+    uint64_t h2d_bytes, d2h_bytes;
     float ms[CUZK_CUDA_NPHASES];  /* CUDA-event milliseconds per CUZK_CUDA_PH_* */
 } cuzk_cuda_prove_out;
 
@@ -306,7 +311,7 @@ static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
 static_assert(sizeof(cuzk_cuda_prove_in) == 312, "cuzk_cuda_prove_in size");
 static_assert(sizeof(cuzk_cuda_rider) == 152, "cuzk_cuda_rider size");
 static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
-static_assert(sizeof(cuzk_cuda_prove_out) == 1648, "cuzk_cuda_prove_out size");
+static_assert(sizeof(cuzk_cuda_prove_out) == 1672, "cuzk_cuda_prove_out size");
 #endif
 
 #endif

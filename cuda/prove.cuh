@@ -72,6 +72,8 @@ inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_
         throw invalid("riders and given sums are for STREAMED proofs only");
     if (!streamed && !srs.all_resident() && (stages & (CUZK_CUDA_STAGE_SPARSE | CUZK_CUDA_STAGE_EARLY)) != 0)
         throw invalid("the SRS keeps sections in host memory: only a STREAMED proof can use it");
+    if (stages & CUZK_CUDA_STAGE_H)
+        ws.pcie.reset();  // a new proof
     if (early)
         prove_beside_h(ws, srs, in, out);
     else if (stages & CUZK_CUDA_STAGE_H)
@@ -82,6 +84,8 @@ inline void prove(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_
         stage_sparse_streamed(ws, srs, in, out);
     else if (stages & CUZK_CUDA_STAGE_SPARSE)
         stage_sparse(ws, srs, in, out);
+    if (stages & CUZK_CUDA_STAGE_SPARSE)  // its copies are done: the sparse stage waited for them
+        ws.pcie.take(out.h2d_bytes, out.d2h_bytes, out.ms[CUZK_CUDA_PH_PCIE_BUSY]);
 }
 
 } // namespace cuzk

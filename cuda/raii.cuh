@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
+#include <utility>
+#include <vector>
 #include <util/exception.cuh>
 
 // Owned device allocation that only grows; reused across proofs.
@@ -148,5 +151,87 @@ inline float elapsed_ms(const timing_event& from, const timing_event& to)
     CUDA_OK(cudaEventElapsedTime(&ms, from, to));
     return ms;
 }
+
+// One proof's PCIe traffic, measured: the bytes each way of its large copies (SRS and circuit
+// tiles, the witness or a, b, c, the queries, parked vectors) and each copy's span between two
+// events on its stream. `busy_ms` is the union of the spans: the time at least one copy was
+// moving data (copies on different streams overlap, so their sum would count twice). Copies are
+// queued from several host threads (the passes' and ΣH's), hence the lock.
+class pcie_meter {
+    std::mutex m_;
+    uint64_t h2d_ = 0, d2h_ = 0;
+    std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spans_;
+
+public:
+    pcie_meter() = default;
+    pcie_meter(const pcie_meter&) = delete;
+    pcie_meter& operator=(const pcie_meter&) = delete;
+    ~pcie_meter() { reset(); }
+
+    // cudaMemcpyAsync, counted and timed.
+    void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s)
+    {
+        cudaEvent_t a = nullptr, b = nullptr;
+        CUDA_OK(cudaEventCreate(&a));
+        const cudaError_t e = cudaEventCreate(&b);
+        if (e != cudaSuccess) {
+            (void)cudaEventDestroy(a);
+            CUDA_OK(e);
+        }
+        {
+            std::lock_guard<std::mutex> g(m_);
+            spans_.emplace_back(a, b);
+            (kind == cudaMemcpyDeviceToHost ? d2h_ : h2d_) += bytes;
+        }
+        CUDA_OK(cudaEventRecord(a, s));
+        CUDA_OK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+        CUDA_OK(cudaEventRecord(b, s));
+    }
+
+    // Once every metered copy is done: the bytes each way and the union of the spans (ms); the
+    // meter starts over.
+    void take(uint64_t& h2d, uint64_t& d2h, float& busy_ms)
+    {
+        std::lock_guard<std::mutex> g(m_);
+        h2d = h2d_;
+        d2h = d2h_;
+        std::vector<std::pair<float, float>> t;
+        for (auto& [a, b] : spans_) {
+            float from = 0, to = 0;
+            CUDA_OK(cudaEventElapsedTime(&from, spans_[0].first, a));
+            CUDA_OK(cudaEventElapsedTime(&to, spans_[0].first, b));
+            t.emplace_back(from, to);
+        }
+        std::sort(t.begin(), t.end());
+        float busy = 0, end = -1e30f;
+        for (auto [from, to] : t) {
+            from = std::max(from, end);
+            if (to > from)
+                busy += to - from;
+            end = std::max(end, to);
+        }
+        busy_ms = busy;
+        clear();
+    }
+
+    // Forget what was metered (a new proof; events of copies still in flight are released by
+    // the driver once they complete).
+    void reset()
+    {
+        std::lock_guard<std::mutex> g(m_);
+        clear();
+    }
+
+private:
+    void clear()
+    {
+        for (auto& [a, b] : spans_) {
+            (void)cudaEventDestroy(a);
+            (void)cudaEventDestroy(b);
+        }
+        spans_.clear();
+        h2d_ = d2h_ = 0;
+    }
+};
 
 #endif

@@ -67,7 +67,7 @@ inline void copy_behind(cuzk_cuda_workspace& ws, stream_t& s, void* to, const vo
 {
     ws.park_from.record(s);
     CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.park_from));
-    CUDA_OK(cudaMemcpyAsync(to, from, n * sizeof(fr_t), kind, ws.copy));
+    ws.pcie.copy(to, from, n * sizeof(fr_t), kind, ws.copy);
     ws.park_done.record(ws.copy);
 }
 
@@ -238,10 +238,9 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
                     uint32_t* end = tile_end->get() + j * tr;
                     uint64_t* terms = tile_terms->get() + j * tt;
                     CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.tile_free[j]));
-                    CUDA_OK(cudaMemcpyAsync(end, rec->host_end[i] + r0, len * sizeof(uint32_t), cudaMemcpyHostToDevice, ws.copy));
+                    ws.pcie.copy(end, rec->host_end[i] + r0, len * sizeof(uint32_t), cudaMemcpyHostToDevice, ws.copy);
                     if (t1 > t0)
-                        CUDA_OK(cudaMemcpyAsync(terms, rec->host_terms[i] + t0, (t1 - t0) * sizeof(uint64_t),
-                                                cudaMemcpyHostToDevice, ws.copy));
+                        ws.pcie.copy(terms, rec->host_terms[i] + t0, (t1 - t0) * sizeof(uint64_t), cudaMemcpyHostToDevice, ws.copy);
                     ws.tile_ready[j].record(ws.copy);
                     CUDA_OK(cudaStreamWaitEvent(s, ws.tile_ready[j]));
                     spmv(into + r0, end, terms, t0, t1, len);
@@ -296,7 +295,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         finish_h(s, dev_abc[0], dev_abc[2], in.lg_domain, in.z_inv);
     ev[4].record(s);
     if (in.h_out != nullptr && n > 1)
-        CUDA_OK(cudaMemcpyAsync(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s));
+        ws.pcie.copy(in.h_out, dev_abc[0], (n - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, s);
     ev[5].record(s);
     s.sync();
     if (streamed) {

@@ -59,7 +59,7 @@ void for_each_tile(cuzk_cuda_workspace& ws, stream_t& s, const section_t<A>& sec
         const int j = k & 1;
         A* slot = slots + j * tile;
         CUDA_OK(cudaStreamWaitEvent(ws.copy, ws.tile_free[j]));
-        CUDA_OK(cudaMemcpyAsync(slot, sec.host + first, len * sizeof(A), cudaMemcpyHostToDevice, ws.copy));
+        ws.pcie.copy(slot, sec.host + first, len * sizeof(A), cudaMemcpyHostToDevice, ws.copy);
         ws.tile_ready[j].record(ws.copy);
         CUDA_OK(cudaStreamWaitEvent(s, ws.tile_ready[j]));
         work(static_cast<const A*>(slot), first, len);
@@ -293,7 +293,7 @@ inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& sr
     ws.stream.sync();  // stage H wrote the coefficients on it
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)ws.gpu);
     const bool dev = (srs.resident & CUZK_CUDA_SEC_H) != 0;
-    return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile));
+    return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile), &ws.pcie);
 }
 
 // The significant part of target t's G1 query f: sppark's Pippenger over its gathered bases

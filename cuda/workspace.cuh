@@ -83,6 +83,8 @@ struct cuzk_cuda_workspace {
     // copy engine reads the other.
     static const size_t SLOT_BYTES = 64 << 20;
     pinned_buffer staging;
+    // The current proof's PCIe traffic (its stages' large copies), read after its sparse stage.
+    pcie_meter pcie;
     // The host threads that fill the slots: the workspace's own, so that sppark's Pippengers,
     // which add up their windows on the device's pool (gpu_t), never queue ahead of them (a lone
     // proof runs its small Pippengers beside stage H: prove_beside_h).
@@ -297,7 +299,7 @@ inline void upload_staged(cuzk_cuda_workspace& ws, void* dst, const void* src, s
             size_t o = i * piece;
             memcpy(buf + o, from + o, std::min(piece, len - o));
         });
-        CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.copy));
+        ws.pcie.copy(static_cast<char*>(dst) + off, buf, len, cudaMemcpyHostToDevice, ws.copy);
         ws.slot_free[k & 1].record(ws.copy);
     }
 }

@@ -41,6 +41,9 @@ type DeviceStatus struct {
 	Proofs          uint64  `json:"proofs"`
 	Failures        uint64  `json:"failures"`
 	SharedPasses    uint64  `json:"shared_passes"`
+	PCIeH2DBytes    uint64  `json:"pcie_h2d_bytes"`
+	PCIeD2HBytes    uint64  `json:"pcie_d2h_bytes"`
+	PCIeBusySeconds float64 `json:"pcie_busy_s"`
 	Lanes           int     `json:"lanes"`
 	BusySeconds     float64 `json:"busy_s"`
 	BusyFraction    float64 `json:"busy_fraction"`

@@ -111,6 +111,9 @@ pub(super) fn status_json(engine: &Engine) -> String {
                 "proofs": d.proofs,
                 "failures": d.failures,
                 "shared_passes": d.shared_passes,
+                "pcie_h2d_bytes": d.h2d_bytes,
+                "pcie_d2h_bytes": d.d2h_bytes,
+                "pcie_busy_s": secs(d.pcie_busy),
                 "lanes": d.lanes,
                 "busy_s": secs(d.busy),
                 "busy_fraction": fraction(d.busy, uptime),
@@ -289,6 +292,19 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         family(&mut o, "cuzk_device_busy_seconds_total", "counter", "Time a device had at least one lane proving (its lanes overlapping count once).");
         for d in &devices {
             let _ = writeln!(o, "cuzk_device_busy_seconds_total{{device=\"{}\"}} {}", d.index, d.busy.as_secs_f64());
+        }
+        family(&mut o, "cuzk_device_pcie_bytes_total", "counter", "Bytes the proofs on a device copied over PCIe (streamed SRS and circuit tiles, a, b, c or the witness, queries, parked vectors), by direction.");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_pcie_bytes_total{{device=\"{}\",direction=\"h2d\"}} {}", d.index, d.h2d_bytes);
+            let _ = writeln!(o, "cuzk_device_pcie_bytes_total{{device=\"{}\",direction=\"d2h\"}} {}", d.index, d.d2h_bytes);
+        }
+        family(&mut o, "cuzk_device_pcie_busy_seconds_total", "counter", "Time a device's proofs had a copy over PCIe moving data (per proof, summed).");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_pcie_busy_seconds_total{{device=\"{}\"}} {}", d.index, d.pcie_busy.as_secs_f64());
+        }
+        family(&mut o, "cuzk_device_shared_passes_total", "counter", "Partitions whose sums of ones and significant parts another partition's pass over the streamed SRS tiles made (streamed mode).");
+        for d in &devices {
+            let _ = writeln!(o, "cuzk_device_shared_passes_total{{device=\"{}\"}} {}", d.index, d.shared_passes);
         }
         family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
         for d in &devices {

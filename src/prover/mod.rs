@@ -99,6 +99,12 @@ pub struct DeviceStatus {
     /// Partitions whose sums of ones and significant parts another partition's pass over the
     /// SRS tiles made on it (streamed mode: one pass serves several partitions).
     pub shared_passes: u64,
+    /// Bytes the proofs on it copied over PCIe host → device and device → host (their large
+    /// copies: streamed SRS and circuit tiles, a, b, c or the witness, queries, parked vectors),
+    /// and the time at least one of a proof's copies was moving data, summed over proofs.
+    pub h2d_bytes: u64,
+    pub d2h_bytes: u64,
+    pub pcie_busy: Duration,
     /// Partitions it proves at once (its lanes in use).
     pub lanes: usize,
     /// Device bytes the backend may use on it (`vram_budget_mib`, or what was free at start).

@@ -124,7 +124,7 @@ pub struct Matrix {
     pub nterms: u64,
 }
 
-pub const NPHASES: usize = 16;
+pub const NPHASES: usize = 17;
 pub const PH_UPLOAD: usize = 0;
 pub const PH_NTT: usize = 1;
 pub const PH_H_DOWNLOAD: usize = 2;
@@ -141,6 +141,7 @@ pub const PH_MSM_B_G2: usize = 12;
 pub const PH_TOTAL_SPARSE: usize = 13;
 pub const PH_SPMV: usize = 14;
 pub const PH_EARLY: usize = 15;
+pub const PH_PCIE_BUSY: usize = 16;
 
 #[repr(C)]
 pub struct ProveOut {
@@ -153,6 +154,9 @@ pub struct ProveOut {
     pub b_sig: G1,
     pub b2_ones: G2,
     pub b2_sig: G2,
+    /// The proof's large copies over PCIe, each way (cuzk_cuda.h).
+    pub h2d_bytes: u64,
+    pub d2h_bytes: u64,
     pub ms: [f32; NPHASES],
 }
 
@@ -163,7 +167,7 @@ const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
 const _: () = assert!(std::mem::size_of::<ProveIn>() == 312);
 const _: () = assert!(std::mem::size_of::<Rider>() == 152);
 const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
-const _: () = assert!(std::mem::size_of::<ProveOut>() == 1648);
+const _: () = assert!(std::mem::size_of::<ProveOut>() == 1672);
 // The memory we hand to the GPU as-is.
 const _: () = assert!(std::mem::size_of::<blstrs::Scalar>() == 32);
 const _: () = assert!(std::mem::size_of::<blstrs::G1Affine>() == 96);

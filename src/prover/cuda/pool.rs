@@ -272,6 +272,10 @@ struct Health {
     failures: u64,
     /// Partitions whose sums a pass of another proof made here (riders served).
     shared_passes: u64,
+    /// Proofs' large copies over PCIe, each way, and the time they moved data.
+    h2d_bytes: u64,
+    d2h_bytes: u64,
+    pcie_busy: Duration,
     /// Time with at least one lane held.
     busy: BusyClock,
 }
@@ -414,6 +418,14 @@ impl Held<'_> {
     /// `n` riders' sums made by this proof's passes over the tiles.
     pub fn served(&self, n: usize) {
         self.dev.health().shared_passes += n as u64;
+    }
+
+    /// A proof's PCIe traffic: bytes each way, and the time its copies moved data.
+    pub fn moved(&self, h2d: u64, d2h: u64, busy: Duration) {
+        let mut h = self.dev.health();
+        h.h2d_bytes += h2d;
+        h.d2h_bytes += d2h;
+        h.pcie_busy += busy;
     }
 
     /// Whether this is the device's only held lane (of this pool) right now.
@@ -645,6 +657,9 @@ impl Pool {
                     proofs: h.proofs,
                     failures: h.failures,
                     shared_passes: h.shared_passes,
+                    h2d_bytes: h.h2d_bytes,
+                    d2h_bytes: h.d2h_bytes,
+                    pcie_busy: h.pcie_busy,
                     lanes: d.lanes_usable(),
                     budget_bytes: Some(d.budget),
                     pinned_host_bytes: Some(ffi::pinned_host_bytes()),

@@ -91,7 +91,7 @@ pub(super) fn mont_limbs(x: Scalar) -> [u64; 4] {
 }
 
 /// Phase names of the CUDA-event timings, by `ffi::PH_*` index.
-pub(super) const GPU_PHASES: [(&str, usize); 15] = [
+pub(super) const GPU_PHASES: [(&str, usize); 16] = [
     ("gpu_upload", ffi::PH_UPLOAD),
     ("gpu_spmv", ffi::PH_SPMV),
     ("gpu_ntt", ffi::PH_NTT),
@@ -107,6 +107,7 @@ pub(super) const GPU_PHASES: [(&str, usize); 15] = [
     ("gpu_msm_b_g1", ffi::PH_MSM_B_G1),
     ("gpu_msm_b_g2", ffi::PH_MSM_B_G2),
     ("gpu_early", ffi::PH_EARLY),
+    ("gpu_pcie_busy", ffi::PH_PCIE_BUSY),
 ];
 
 /// The sparse stage's input from the classified witness (significant scalars too few for the GPU
@@ -359,6 +360,9 @@ impl CudaBackend {
                 Self::stages(ws, &mut inp, &mut out, attempt, t, &mut served).map(|q| (q, wall.elapsed()))
             });
             held.served(served);
+            if res.is_ok() {
+                held.moved(out.h2d_bytes, out.d2h_bytes, ms(out.ms[ffi::PH_PCIE_BUSY]));
+            }
             // Out of device memory with two workspaces: retry with one. The check clears the
             // failed allocation's error from this thread (else the retry's next error check
             // would report it again) and confirms the device still works.
