@@ -9,7 +9,9 @@
 //! the formulas of `cuda/` (stage_h.cuh, sparse.cuh, stream.cuh, msm_big.cuh, sum_ones.cuh,
 //! sppark's msm_t), with the share of significant scalars a planning assumption — and [`plan`]
 //! picks the resident mode with the most lanes that fit a budget, else the streamed mode with the
-//! most kept on the device, or says that the circuit does not fit at all.
+//! most kept on the device, or says that the circuit does not fit at all. What a streamed plan
+//! leaves of the budget holds riders' queries ([`rider_bytes`]: partitions whose sums another
+//! proof's passes over the tiles make, `prover::cuda::riders`).
 //!
 //! Backend-neutral arithmetic (no CUDA here), so it is tested on any machine and can size a card
 //! before one is bought.

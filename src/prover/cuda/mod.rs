@@ -15,6 +15,10 @@
 //! (prepared, no other proof on the device, gate free: take the gate, upload the queries, then
 //!              stage H ∥ on a second host thread the batch additions and, once a, b, c are
 //!              staged, the Pippengers ─ ΣH ─ release gate and lane: STAGE_EARLY)
+//! (streamed, the SRS sections the VRAM budget cannot keep crossing PCIe in tiles: a classified
+//!              partition waiting for the lane posts its queries; the holder's sparse stage
+//!              sums its ones and significant scalars from the same tiles, and its own sparse
+//!              stage then runs ΣH alone: `riders`)
 //! Started::finish (the proof's tail): assemble
 //!              (prover::assemble, shared with the CPU backend)
 //! ```
