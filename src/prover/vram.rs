@@ -489,6 +489,25 @@ mod tests {
     /// An H200 (~138 GiB free once its context is up) keeps its two lanes under the automatic
     /// budget, one under a smaller one; a card of 80 GB or less cannot hold the resident 32 GiB
     /// circuit at all.
+    /// The 32 GiB PoRep plans on 12, 16 and 24 GiB cards leave room for one rider of the real
+    /// witness's mix (~2 % significant: BENCHMARKS.md 2026-12-06 11:00 measured riders on each),
+    /// and a rider's bytes are its queries' (bitmaps, lists, gathered bases) plus the slack.
+    #[test]
+    fn plans_leave_room_for_a_rider() {
+        let f = Footprint::of(&porep_32g());
+        let [_, _, l, a, b, _] = porep_32g().sections;
+        let words = (l + a + b).div_ceil(32);
+        let two_percent = [l / 50, a / 50, b / 50];
+        let rider = rider_bytes(words, two_percent);
+        assert!(rider > GIB / 2 && rider < 2 * GIB, "{}", gb(rider));
+        for card in [12, 16, 24] {
+            let Plan::Streamed(p) = plan(&f, card * GIB, 2) else { panic!("{card} GiB") };
+            assert!(card * GIB - p.need >= rider, "{card} GiB: room {} GB, a rider {} GB", gb(card * GIB - p.need), gb(rider));
+        }
+        assert_eq!(rider_bytes(0, [0; 3]), RIDER_SLACK);
+        assert_eq!(rider_bytes(32, [1, 0, 1]) - RIDER_SLACK, 32 * 4 + 2 * (4 + FR + G1) + G2);
+    }
+
     #[test]
     fn plans_by_budget() {
         let f = Footprint::of(&porep_32g());

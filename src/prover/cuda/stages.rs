@@ -161,8 +161,8 @@ impl CudaBackend {
     /// queries' upload, then, holding the device's MSM gate, the sparse stage; with `beside`, a
     /// given classification and a free gate, the sparse work but ΣH beside stage H instead
     /// (STAGE_EARLY). Streamed, the sparse stage also makes the sums of the riders it takes
-    /// (`served` gets how many), or runs ΣH alone when its own sums were given. Returns the
-    /// classification.
+    /// (`served` gets how many it took), or runs ΣH alone when its own sums were given. Returns
+    /// the classification.
     fn stages(
         ws: &mut ffi::Workspace,
         inp: &mut ffi::ProveIn,
@@ -225,11 +225,12 @@ impl CudaBackend {
         let mut serving = riding.filter(|_| given.is_none()).map(|r| r.board.take(r.srs, &[inp.l, inp.a_q, inp.b_q], r.room));
         let specs = serving.as_mut().map(|s| s.specs()).unwrap_or_default();
         (inp.riders, inp.nriders) = (if specs.is_empty() { std::ptr::null() } else { specs.as_ptr() }, specs.len() as u64);
+        *served = specs.len();
         let res = ws.prove(dsrs, inp, out, ffi::STAGE_SPARSE);
         (inp.riders, inp.nriders) = (std::ptr::null(), 0);
+        // On an error `serving` is dropped: its riders make their own sums.
         res.map_err(StageError::cuda)?;
         if let Some(s) = serving {
-            *served = specs.len();
             s.done();
         }
         Ok(q)
@@ -290,6 +291,8 @@ impl CudaBackend {
         // holding it (`riders`): that proof's passes over the SRS tiles may make its sums.
         let mut given: Option<Box<ffi::ProveOut>> = None;
         let mut first = true;
+        // Set after a proof carrying riders ran out of device memory: it is retried alone.
+        let mut alone_in_pass = false;
         let (q, wall) = loop {
             let t_lock = Instant::now();
             let held = {
@@ -354,19 +357,28 @@ impl CudaBackend {
                     ready: ready.take(),
                     fold: fold && !streamed,
                     beside,
-                    riding: (streamed && given.is_none()).then_some(Riding { board: &self.riders, srs: srs_key, room }),
+                    riding: (streamed && given.is_none() && !alone_in_pass).then_some(Riding { board: &self.riders, srs: srs_key, room }),
                     given,
                 };
                 Self::stages(ws, &mut inp, &mut out, attempt, t, &mut served).map(|q| (q, wall.elapsed()))
             });
-            held.served(served);
             if res.is_ok() {
+                held.served(served);
                 held.moved(out.h2d_bytes, out.d2h_bytes, ms(out.ms[ffi::PH_PCIE_BUSY]));
             }
-            // Out of device memory with two workspaces: retry with one. The check clears the
-            // failed allocation's error from this thread (else the retry's next error check
-            // would report it again) and confirms the device still works.
+            // Out of device memory with riders: retry alone (the riders make their own sums);
+            // with two workspaces: retry with one. The check clears the failed allocation's
+            // error from this thread (else the retry's next error check would report it again)
+            // and confirms the device still works.
             if let Err(StageError { oom: true, .. }) = &res {
+                if served > 0 && !alone_in_pass && ffi::device_check(held.dev.index).is_ok() {
+                    log::warn!(
+                        "CUDA device {}: out of memory with {served} partitions riding this one's passes; retrying it alone",
+                        held.dev.index
+                    );
+                    alone_in_pass = true;
+                    continue;
+                }
                 if ffi::device_check(held.dev.index).is_ok() && held.shrink_to_one_lane() {
                     continue;
                 }
