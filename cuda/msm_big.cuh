@@ -495,9 +495,9 @@ inline uint32_t tiled_window(size_t tile)
 // from the device (`d_points`), or copied from page-locked host memory (`h_points`) into one of
 // two slots on a copy stream while the tile before is summed. The n scalars (device,
 // Montgomery form) are spent: taken out of Montgomery form in place. Synchronous. `meter`
-// (optional) counts and times the host tiles' copies.
+// counts and times the host tiles' copies.
 inline point_t msm_tiled(const gpu_t& gpu, const affine_t* d_points, const affine_t* h_points, fr_t* d_scalars,
-                         size_t n, size_t tile, pcie_meter* meter = nullptr)
+                         size_t n, size_t tile, pcie_meter& meter)
 {
     point_t out;
     out.inf();
@@ -528,11 +528,7 @@ inline point_t msm_tiled(const gpu_t& gpu, const affine_t* d_points, const affin
         const size_t off = k * tile, nt = std::min(tile, n - off);
         if (k >= 2)
             CUDA_OK(cudaStreamWaitEvent(copy_s, summed[k & 1], 0));
-        if (meter != nullptr)
-            meter->copy(slots.get() + (k & 1) * tile, h_points + off, nt * sizeof(affine_t), cudaMemcpyHostToDevice, copy_s);
-        else
-            CUDA_OK(cudaMemcpyAsync(slots.get() + (k & 1) * tile, h_points + off, nt * sizeof(affine_t),
-                                    cudaMemcpyHostToDevice, copy_s));
+        meter.copy(slots.get() + (k & 1) * tile, h_points + off, nt * sizeof(affine_t), cudaMemcpyHostToDevice, copy_s);
         uploaded[k & 1].record(copy_s);
     };
     if (upload)

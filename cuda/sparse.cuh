@@ -78,21 +78,47 @@ inline bool same_arrays(const cuzk_cuda_sparse& x, const cuzk_cuda_sparse& y)
            x.sig_scalars == y.sig_scalars && x.nsig == y.nsig;
 }
 
+// A partition's L, A, B queries against the SRS (B serves B_G1 and B_G2); `who` prefixes the
+// messages ("" for the proof's own).
+inline void check_queries(const std::string& who, const cuzk_cuda_srs& srs, const cuzk_cuda_sparse* const q[3])
+{
+    check_sparse((who + "l").c_str(), *q[0], srs.nl);
+    check_sparse((who + "a").c_str(), *q[1], srs.na);
+    check_sparse((who + "b_g1").c_str(), *q[2], srs.nb);
+    check_sparse((who + "b_g2").c_str(), *q[2], srs.nb2);
+}
+
+// The bitmaps, significant indices and significant scalars of queries q (L, A, B) uploaded one
+// after the other into `bitmaps`, `sig_idx` and `sig_scalars` on the copy stream through the
+// pinned slots; woff / soff get where each query's words and significant entries start. Returns
+// once the host arrays are read.
+inline void upload_query_lists(cuzk_cuda_workspace& ws, const cuzk_cuda_sparse* const q[3], uint32_t* bitmaps,
+                               uint32_t* sig_idx, fr_t* sig_scalars, size_t woff[3], size_t soff[3])
+{
+    size_t w = 0, k = 0;
+    for (int f = 0; f < 3; f++) {
+        woff[f] = w;
+        soff[f] = k;
+        upload_staged(ws, bitmaps + w, q[f]->ones, q[f]->ones_words * sizeof(uint32_t));
+        upload_staged(ws, sig_idx + k, q[f]->sig_idx, q[f]->nsig * sizeof(uint32_t));
+        upload_staged(ws, sig_scalars + k, q[f]->sig_scalars, q[f]->nsig * sizeof(fr_t));
+        w += q[f]->ones_words;
+        k += q[f]->nsig;
+    }
+}
+
 // Stage queries: check the L, A, B queries against the SRS, size the workspace's buffers for them
 // and upload their bitmaps and significant (index, scalar) lists on the copy stream through the
 // pinned slots (between START and UPLOADED). Needs no kernel, so a lane runs it before it takes
 // the device's MSM gate, beside the other lane's MSMs. Returns once the host arrays are read.
 inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
 {
-    check_sparse("l", in.l, srs.nl);
-    check_sparse("a", in.a_q, srs.na);
-    check_sparse("b_g1", in.b_q, srs.nb);
-    check_sparse("b_g2", in.b_q, srs.nb2);
+    const cuzk_cuda_sparse* q[3] = {&in.l, &in.a_q, &in.b_q};
+    check_queries("", srs, q);
     ws.gpu.select();
     uploaded_queries& up = ws.queries;
     up.ready = false;
     ws.early.ready = false;  // its significant scalars are overwritten
-    const cuzk_cuda_sparse* q[3] = {&in.l, &in.a_q, &in.b_q};
     size_t words = 0, nsig = 0, max_sig = 0;
     for (auto* x : q) {
         words += x->ones_words;
@@ -108,17 +134,9 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     ws.ret2.reserve(ws.nret());
     timing_event* ev = ws.ev + 8;
     ev[sparse_ev::START].record(ws.copy);
-    size_t w = 0, k = 0;
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 3; f++)
         up.q[f] = *q[f];
-        up.woff[f] = w;
-        up.soff[f] = k;
-        upload_staged(ws, ws.bitmaps.get() + w, q[f]->ones, q[f]->ones_words * sizeof(uint32_t));
-        upload_staged(ws, ws.sig_idx.get() + k, q[f]->sig_idx, q[f]->nsig * sizeof(uint32_t));
-        upload_staged(ws, ws.sig_scalars.get() + k, q[f]->sig_scalars, q[f]->nsig * sizeof(fr_t));
-        w += q[f]->ones_words;
-        k += q[f]->nsig;
-    }
+    upload_query_lists(ws, q, ws.bitmaps.get(), ws.sig_idx.get(), ws.sig_scalars.get(), up.woff, up.soff);
     ev[sparse_ev::UPLOADED].record(ws.copy);
     up.flags = in.flags;
     up.ready = true;

@@ -169,18 +169,14 @@ struct rider_buffers {
     {
         pass_target t{};
         const cuzk_cuda_sparse* q[3] = {&r.l, &r.a_q, &r.b_q};
-        size_t w = 0, k = 0;
+        size_t woff[3], soff[3];
+        upload_query_lists(ws, q, bitmaps.get(), sig_idx.get(), sig_scalars.get(), woff, soff);
         for (int f = 0; f < 3; f++) {
             t.q[f] = q[f];
-            t.bitmap[f] = bitmaps.get() + w;
-            t.sig_idx[f] = sig_idx.get() + k;
-            t.sig_scalars[f] = sig_scalars.get() + k;
-            t.gathered[f] = gathered.get() + k;
-            upload_staged(ws, bitmaps.get() + w, q[f]->ones, q[f]->ones_words * sizeof(uint32_t));
-            upload_staged(ws, sig_idx.get() + k, q[f]->sig_idx, q[f]->nsig * sizeof(uint32_t));
-            upload_staged(ws, sig_scalars.get() + k, q[f]->sig_scalars, q[f]->nsig * sizeof(fr_t));
-            w += q[f]->ones_words;
-            k += q[f]->nsig;
+            t.bitmap[f] = bitmaps.get() + woff[f];
+            t.sig_idx[f] = sig_idx.get() + soff[f];
+            t.sig_scalars[f] = sig_scalars.get() + soff[f];
+            t.gathered[f] = gathered.get() + soff[f];
         }
         t.gathered2 = gathered2.get();
         t.ret = ret.get();
@@ -203,11 +199,8 @@ inline void check_riders(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
         const std::string w = "rider " + std::to_string(k);
         if (r.out == nullptr)
             throw invalid(w + ": output is NULL");
-        check_sparse((w + " l").c_str(), r.l, srs.nl);
-        check_sparse((w + " a").c_str(), r.a_q, srs.na);
-        check_sparse((w + " b_g1").c_str(), r.b_q, srs.nb);
-        check_sparse((w + " b_g2").c_str(), r.b_q, srs.nb2);
         const cuzk_cuda_sparse* q[3] = {&r.l, &r.a_q, &r.b_q};
+        check_queries(w + " ", srs, q);
         const char* names[3] = {"l", "a", "b"};
         for (int f = 0; f < 3; f++) {
             if (q[f]->npoints != own[f]->npoints || q[f]->ones_words != own[f]->ones_words)
@@ -293,7 +286,7 @@ inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& sr
     ws.stream.sync();  // stage H wrote the coefficients on it
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)ws.gpu);
     const bool dev = (srs.resident & CUZK_CUDA_SEC_H) != 0;
-    return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile), &ws.pcie);
+    return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile), ws.pcie);
 }
 
 // The significant part of target t's G1 query f: sppark's Pippenger over its gathered bases

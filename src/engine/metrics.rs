@@ -25,6 +25,21 @@ pub(super) fn single(o: &mut String, name: &str, kind: &str, help: &str, value: 
     let _ = writeln!(o, "{name} {value}");
 }
 
+/// A family of one sample per device, labelled by its index.
+pub(super) fn per_device<T: std::fmt::Display>(
+    o: &mut String,
+    devices: &[crate::prover::DeviceStatus],
+    name: &str,
+    kind: &str,
+    help: &str,
+    value: impl Fn(&crate::prover::DeviceStatus) -> T,
+) {
+    family(o, name, kind, help);
+    for d in devices {
+        let _ = writeln!(o, "{name}{{device=\"{}\"}} {}", d.index, value(d));
+    }
+}
+
 pub(crate) struct Histogram {
     /// Observations <= BOUNDS[i] (not cumulative; summed when written).
     buckets: [AtomicU64; BOUNDS.len()],

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::job::{JobResult, JobState, JobTimings};
-use super::metrics::{family, single};
+use super::metrics::{family, per_device, single};
 use super::{total, Engine};
 use crate::kinds::ProofKind;
 
@@ -266,14 +266,8 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
     }
     let devices = sh.backend.devices();
     if !devices.is_empty() {
-        family(&mut o, "cuzk_device_usable", "gauge", "Whether a device can still prove (0 once its context is lost).");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_usable{{device=\"{}\"}} {}", d.index, d.usable as u8);
-        }
-        family(&mut o, "cuzk_device_memory_total_bytes", "gauge", "Device memory, by device.");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_memory_total_bytes{{device=\"{}\"}} {}", d.index, d.total_bytes);
-        }
+        per_device(&mut o, &devices, "cuzk_device_usable", "gauge", "Whether a device can still prove (0 once its context is lost).", |d| d.usable as u8);
+        per_device(&mut o, &devices, "cuzk_device_memory_total_bytes", "gauge", "Device memory, by device.", |d| d.total_bytes);
         family(&mut o, "cuzk_device_memory_free_bytes", "gauge", "Free device memory when scraped, by device (SRS bases, circuits and workspaces stay resident).");
         for (d, free) in devices.iter().filter_map(|d| Some((d, d.free_bytes?))) {
             let _ = writeln!(o, "cuzk_device_memory_free_bytes{{device=\"{}\"}} {free}", d.index);
@@ -285,27 +279,15 @@ pub(super) fn metrics_text(engine: &Engine) -> String {
         if let Some(p) = devices.iter().filter_map(|d| d.pinned_host_bytes).max() {
             single(&mut o, "cuzk_pinned_host_bytes", "gauge", "Host memory page-locked for what the GPUs stream (SRS sections and recorded circuits their VRAM budget does not hold, and the parking space of a lean stage H).", p);
         }
-        family(&mut o, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_lanes{{device=\"{}\"}} {}", d.index, d.lanes);
-        }
-        family(&mut o, "cuzk_device_busy_seconds_total", "counter", "Time a device had at least one lane proving (its lanes overlapping count once).");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_busy_seconds_total{{device=\"{}\"}} {}", d.index, d.busy.as_secs_f64());
-        }
+        per_device(&mut o, &devices, "cuzk_device_lanes", "gauge", "Partitions a device proves at once (gpu_lanes; 1 after a second workspace did not fit).", |d| d.lanes);
+        per_device(&mut o, &devices, "cuzk_device_busy_seconds_total", "counter", "Time a device had at least one lane proving (its lanes overlapping count once).", |d| d.busy.as_secs_f64());
         family(&mut o, "cuzk_device_pcie_bytes_total", "counter", "Bytes the proofs on a device copied over PCIe (streamed SRS and circuit tiles, a, b, c or the witness, queries, parked vectors), by direction.");
         for d in &devices {
             let _ = writeln!(o, "cuzk_device_pcie_bytes_total{{device=\"{}\",direction=\"h2d\"}} {}", d.index, d.h2d_bytes);
             let _ = writeln!(o, "cuzk_device_pcie_bytes_total{{device=\"{}\",direction=\"d2h\"}} {}", d.index, d.d2h_bytes);
         }
-        family(&mut o, "cuzk_device_pcie_busy_seconds_total", "counter", "Time a device's proofs had a copy over PCIe moving data (per proof, summed).");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_pcie_busy_seconds_total{{device=\"{}\"}} {}", d.index, d.pcie_busy.as_secs_f64());
-        }
-        family(&mut o, "cuzk_device_shared_passes_total", "counter", "Partitions whose sums of ones and significant parts another partition's pass over the streamed SRS tiles made (streamed mode).");
-        for d in &devices {
-            let _ = writeln!(o, "cuzk_device_shared_passes_total{{device=\"{}\"}} {}", d.index, d.shared_passes);
-        }
+        per_device(&mut o, &devices, "cuzk_device_pcie_busy_seconds_total", "counter", "Time a device's proofs had a copy over PCIe moving data (per proof, summed).", |d| d.pcie_busy.as_secs_f64());
+        per_device(&mut o, &devices, "cuzk_device_shared_passes_total", "counter", "Partitions whose sums of ones and significant parts another partition's pass over the streamed SRS tiles made (streamed mode).", |d| d.shared_passes);
         family(&mut o, "cuzk_device_partitions_total", "counter", "Partition proofs per device, by outcome (each once).");
         for d in &devices {
             let _ = writeln!(o, "cuzk_device_partitions_total{{device=\"{}\",outcome=\"ok\"}} {}", d.index, d.proofs);

@@ -290,14 +290,14 @@ impl CudaBackend {
         // A classified partition waiting for a streamed device offers its queries to the proof
         // holding it (`riders`): that proof's passes over the SRS tiles may make its sums.
         let mut given: Option<Box<ffi::ProveOut>> = None;
-        let mut first = true;
         // Set after a proof carrying riders ran out of device memory: it is retried alone.
         let mut alone_in_pass = false;
         let (q, wall) = loop {
             let t_lock = Instant::now();
             let held = {
+                // Only before the first attempt: it takes the classification (a retry makes its own).
                 let ticket = match &ready {
-                    Some(q) if first && self.pool.streams(&footprint) => Some(self.riders.post(srs_key, q)),
+                    Some(q) if self.pool.streams(&footprint) => Some(self.riders.post(srs_key, q)),
                     _ => None,
                 };
                 let held = self.pool.hold(&footprint);
@@ -306,7 +306,6 @@ impl CudaBackend {
                 }
                 held
             };
-            first = false;
             let mut held = held.ok_or_else(|| err!(Prover, "no usable CUDA device with the VRAM budget for this circuit is left"))?;
             t.push("gpu_lane_wait", t_lock.elapsed());
             let gate = held.gate();
