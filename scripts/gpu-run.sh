@@ -13,7 +13,8 @@
 #           peer-synth-N (cuzk, then supraseal-c2, on one 2^N synthetic workload; cuzk also proves
 #           PEER_STREAM copies on two threads, the throughput beside the peer's batch of PEER_BATCH;
 #           in both synth stages LATE_RUNS also times the sparse
-#           work after stage H instead of beside it),
+#           work after stage H instead of beside it; PEER_BUDGET MiB: cuzk within that VRAM
+#           budget with the ballast holding the rest of the device, its peak sampled),
 #           faults (tests/gpu_faults.rs: injected CUDA errors, recoverable and sticky; needs
 #           .gpu-carry/gpu-faults from scripts/gpu-prepare.sh),
 #           soak-N (N 2 KiB C2 jobs through one engine: RSS, threads, fds, device memory flat),
@@ -145,7 +146,7 @@ run() { # name cap cmd...
   kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null; [ -n "$nap" ] && kill $nap 2>/dev/null
   echo "   rc=$rc after $(( $(date +%s) - t0 ))s (run total $(( $(date +%s) - start ))s)"
   if [ -s "$OUT/$name.hang.log" ]; then echo "   hang report:"; head -40 "$OUT/$name.hang.log"; else rm -f "$OUT/$name.hang.log"; fi
-  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^fp64 |^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"" "$OUT/$name.log" | head -40
+  grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^fp64 |^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"|^device [0-9]" "$OUT/$name.log" | head -40
 }
 
 # vram-P-B: the engine at proof P's shape (bench-shaped) with vram_budget_mib B while a ballast
@@ -180,8 +181,24 @@ peer_synth() {
   local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
   echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
   if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
+  # PEER_BUDGET (MiB): cuzk within that budget, the ballast holding the rest of the device (as
+  # vram-P-B does); the peer then runs on the whole device.
+  local bal= samp= base=0
+  if [ -n "${PEER_BUDGET:-}" ]; then
+    .gpu-carry/ballast "$PEER_BUDGET" > "$OUT/synth-$log-ballast.log" 2>&1 &
+    bal=$!
+    for i in $(seq 1 120); do grep -q "holding" "$OUT/synth-$log-ballast.log" && break; sleep 0.5; done
+    cat "$OUT/synth-$log-ballast.log"
+    base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/synth-$log-used.csv" 2>&1 &
+    samp=$!
+  fi
   run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --late-sparse-runs "${LATE_RUNS:-0}" --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
-      --export-witness "$w" --export-params "$params"
+      --export-witness "$w" --export-params "$params" --vram-budget-mib "${PEER_BUDGET:-0}"
+  if [ -n "$bal" ]; then
+    kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
+    awk -v base="$base" -v cap="$PEER_BUDGET" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; cuzk peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/synth-$log-used.csv"
+  fi
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
   rm -rf "$w" "$params"
@@ -232,7 +249,8 @@ for s0 in "${stages[@]}"; do
     installed) wait_fixture; installed ;;
     porep-512mib) run porep-512mib 560 .gpu-carry/porep-512mib --ignored --nocapture --test-threads 1 ;;
     kinds-test) wait_kinds; run kinds-test 300 .gpu-carry/gpu-identity --nocapture --test-threads 1 every_proof_kind_on_the_gpu ;;
-    kinds) wait_kinds; run kinds 400 .gpu-carry/cuzk-bench kinds --runs "${KINDS_RUNS:-5}" --c2-jobs "${KINDS_C2_JOBS:-32}" ${KINDS_UPSTREAM:---no-upstream} ;;
+    kinds) wait_kinds; run kinds 400 .gpu-carry/cuzk-bench kinds --runs "${KINDS_RUNS:-5}" --c2-jobs "${KINDS_C2_JOBS:-32}" ${KINDS_UPSTREAM:---no-upstream} \
+        --vram-budget-mib "${KINDS_BUDGET:-0}" ;;
     kinds-supraseal) wait_kinds; run kinds-supraseal 200 env FIL_PROOFS_PARAMETER_CACHE="$CUZK_FIXTURES_DIR/params" \
         LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;

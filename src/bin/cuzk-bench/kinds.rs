@@ -1,5 +1,6 @@
-//! `cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream]`: each proof kind at 2 KiB through
-//! the cuzk engine (backend auto: CUDA where built with it and a device is usable) vs
+//! `cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream] [--vram-budget-mib B]`: each proof
+//! kind at 2 KiB through the cuzk engine (backend auto: CUDA where built with it and a device is
+//! usable; B MiB of device memory if given, so every kind's SRS shares a small card's budget) vs
 //! filecoin-proofs' `*_with_vanilla` on the same inputs, interleaved; then WinningPoSt latency
 //! alone and while M C2 jobs (submitted first) keep the engine busy. The supraseal-c2 peer of the
 //! GPU machine is `supraseal-c2-bench kinds` on the same fixtures (benches/supraseal).
@@ -40,13 +41,13 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool) {
+pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool, vram_budget_mib: u64) {
     let root = fixtures::default_root();
     let params_dir = fixtures::params_dir(&root);
     // filecoin-proofs reads its params from here (set before its first use).
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
     let k = fixtures::ensure_kind_fixtures_and_params(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
-    let config = EngineConfig { params_dir: Some(params_dir.clone()), ..Default::default() };
+    let config = EngineConfig { params_dir: Some(params_dir.clone()), vram_budget_mib, ..Default::default() };
     let engine = Engine::new(config).expect("engine");
     for c in k.circuits() {
         engine.srs_load(c, None).expect("srs");
@@ -138,6 +139,10 @@ pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool) {
         "winning_behind_c2".into(),
         serde_json::json!({"alone_s": alone, "behind_median_s": lat, "c2_jobs": c2_jobs, "c2_wall_s": c2_wall, "samples": behind}),
     );
+    // The devices as the engine reports them: budget, page-locked host memory, PCIe bytes.
+    let st: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
+    summary.insert("vram_budget_mib".into(), vram_budget_mib.into());
+    summary.insert("devices".into(), st["devices"].clone());
     println!("{}", serde_json::Value::Object(summary));
 }
 

@@ -385,7 +385,8 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
     let log: u32 = args.num("log", 20);
     let constraints: usize = args.num("constraints", 1usize << log);
     let runs: usize = args.num("runs", 3);
-    let Some(gpu) = backend() else { return true };
+    let budget_mib: u64 = args.num("vram-budget-mib", 0);
+    let Some(gpu) = backend_within(budget_mib) else { return true };
     let mix = witness_mix(args);
     let aux = args.num("aux", constraints);
     let t = Instant::now();
@@ -457,7 +458,7 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
     println!(
         "{}",
         serde_json::json!({
-            "bench": "gpu-synthetic", "log": log, "constraints": constraints, "runs": runs,
+            "bench": "gpu-synthetic", "log": log, "constraints": constraints, "runs": runs, "vram_budget_mib": budget_mib,
             "device": gpu.device_info(0).map(|d| d.name).unwrap_or_default(),
             "modes": results, "median_wall_s": mw, "median_gpu_events_ms": me,
             "phases_ms_last": phases_json(&last),
@@ -489,6 +490,20 @@ pub(crate) fn bench_synthetic(args: &Parsed) -> bool {
         }
         gpu.set_sparse_beside_h(true);
         stream(&gpu, &srs, &asg, (r, s), k, &first_bytes, &format!("2^{log}"));
+    }
+    // The devices' counters over every proof above: PCIe bytes, riders, the plan's budget.
+    for d in gpu.devices() {
+        println!(
+            "device {}: {} proofs, {} shared passes; PCIe {:.1} GB host → device, {:.1} GB back, copies moving data {:.2} s; budget {} MiB, page-locked {} MiB",
+            d.index,
+            d.proofs,
+            d.shared_passes,
+            d.h2d_bytes as f64 / 1e9,
+            d.d2h_bytes as f64 / 1e9,
+            d.pcie_busy.as_secs_f64(),
+            d.budget_bytes.unwrap_or(0) >> 20,
+            d.pinned_host_bytes.unwrap_or(0) >> 20
+        );
     }
     exported
 }

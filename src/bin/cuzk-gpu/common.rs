@@ -20,7 +20,14 @@ pub(crate) use crate::cli::Parsed;
 pub(crate) const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 
 pub(crate) fn backend() -> Option<CudaBackend> {
-    match CudaBackend::new() {
+    backend_within(0)
+}
+
+/// The backend using at most `budget_mib` MiB of each device (0: what is free at start, less
+/// 2 %), so a smaller card's streamed plan runs on a large one.
+pub(crate) fn backend_within(budget_mib: u64) -> Option<CudaBackend> {
+    let b = if budget_mib == 0 { CudaBackend::new() } else { CudaBackend::with_budget(None, 0, Some(budget_mib << 20)) };
+    match b {
         Ok(b) => Some(b),
         Err(e) => {
             println!("SKIP: {}", e.message);

@@ -21,12 +21,14 @@
 //!   cuzk-gpu bench-synthetic --log N [--constraints M] [--runs N] [--distinct D]
 //!                            [--late-sparse-runs N]
 //!                            [--export-witness DIR] [--export-params FILE] [--stream K]
+//!                            [--vram-budget-mib B]
 //!                                        a PoRep-like synthetic partition of 2^N constraints
 //!                                        (random-point SRS generated here, each vector repeating
 //!                                        its first D points if given; classified beforehand or
 //!                                        not; the sparse work after stage H if asked); then
 //!                                        writes the workload for `supraseal-c2-bench raw`; then K
-//!                                        copies proved by two threads at once (throughput)
+//!                                        copies proved by two threads at once (throughput),
+//!                                        all within B MiB of device memory if given
 //!
 //!   cuzk-gpu classify-bench [--log N] [--runs R]
 //!                                        the witness classification of `prepare` on 2^N PoRep-like
@@ -138,6 +140,7 @@ static SUBS: &[cli::Sub] = &[
         cli::text("export-witness", "directory for supraseal-c2-bench's workload"),
         cli::text("export-params", "file for supraseal-c2-bench's params"),
         cli::num("stream", "copies proved by two threads at once"),
+        cli::num("vram-budget-mib", "each device's VRAM budget (0 = automatic): a smaller card's plan"),
         MIX[0],
         MIX[1],
         MIX[2],
