@@ -41,10 +41,11 @@ template<class M> struct msm_owner {
     }
 };
 
-// sppark Pippenger of n device-resident points with device-resident scalars (Montgomery form).
-// Synchronous.
-template<class bucket, class point, class affine>
-point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars, size_t n)
+// sppark Pippenger of n points (`points`: a dev_ptr_t for device-resident bases, or a pointer to
+// page-locked host memory, which sppark copies in double-buffered batches on its own streams)
+// with device-resident scalars (Montgomery form). Synchronous.
+template<class bucket, class point, class affine, class points_t>
+point sppark_msm(const gpu_t& gpu, points_t points, const fr_t* d_scalars, size_t n, const char* what)
 {
     point out;
     out.inf();
@@ -53,14 +54,27 @@ point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars,
     using msm_type = msm_t<bucket, point, affine, scalar_t>;
     msm_owner<msm_type> msm{gpu, new msm_type{nullptr, n, sizeof(affine), gpu.id()}};
     fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)gpu);
-    RustError e = msm.msm->invoke(out, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, n,
-                                  dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
+    RustError e = msm.msm->invoke(out, points, n, dev_ptr_t<scalar_t>{const_cast<scalar_t*>(d_scalars), n}, true);
     if (e.code != 0) {
         std::string msg = e.message != nullptr ? e.message : "sppark MSM failed";
         free(e.message);
-        throw sppark_error{e.code, "MSM of " + std::to_string(n) + " points: " + msg};
+        throw sppark_error{e.code, "MSM of " + std::to_string(n) + " " + what + ": " + msg};
     }
     return out;
+}
+
+// sppark Pippenger over device-resident points.
+template<class bucket, class point, class affine>
+point pippenger(const gpu_t& gpu, const affine* d_points, const fr_t* d_scalars, size_t n)
+{
+    return sppark_msm<bucket, point, affine>(gpu, dev_ptr_t<affine>{const_cast<affine*>(d_points), n}, d_scalars, n, "points");
+}
+
+// sppark Pippenger over points in page-locked host memory, copied by sppark.
+template<class bucket, class point, class affine>
+point pippenger_host_points(const gpu_t& gpu, const affine* h_points, const fr_t* d_scalars, size_t n)
+{
+    return sppark_msm<bucket, point, affine>(gpu, h_points, d_scalars, n, "points in host memory");
 }
 
 template<class point, class out_t> void write_point(out_t& dst, const point& p)

@@ -188,6 +188,14 @@ public:
         CUDA_OK(cudaEventRecord(b, s));
     }
 
+    // Host → device bytes a library copies on its own streams (sppark's streamed points): counted,
+    // not timed (their spans are sppark's).
+    void counted(size_t bytes)
+    {
+        std::lock_guard<std::mutex> g(m_);
+        h2d_ += bytes;
+    }
+
     // Once every metered copy is done: the bytes each way and the union of the spans (ms); the
     // meter starts over.
     void take(uint64_t& h2d, uint64_t& d2h, float& busy_ms)

@@ -6,7 +6,7 @@
 // tile), and the bases of its significant scalars are gathered into one contiguous array, which
 // sppark's Pippenger then sums with their scalars — so every base crosses PCIe once per proof.
 // ΣH is the big-MSM in tiles (msm_big::msm_tiled: 2^23 bases a tile at 2^27), its own tiles
-// copied from host memory under its work. Sections
+// copied from host memory under its work; up to 2^25 bases, sppark's Pippenger (as resident). Sections
 // the handle holds on the device run the same code as a single tile with no copy. Where the plan
 // has room for both (CUZK_CUDA_H_BESIDE_TILES), ΣH runs beside the passes over the tiles, else
 // after them: device memory beyond H's slot and the queries is then the larger of two tiles and
@@ -277,15 +277,24 @@ inline size_t sigma_h_tile(size_t tile_points)
     return std::min(SIGMA_H_TILE_MAX, 2 * tile_points);
 }
 
-// ΣH over the H coefficients in the workspace's first domain slot (spent by it): the tiled
-// big-MSM, over the resident h bases or tiles of them copied from host memory. sppark's Pippenger
-// streaming the host bases took 1.1 s at 2^27 against the one-pass big-MSM's 0.6 s, which the
-// whole h needs 13 GB more to run (BENCHMARKS.md).
+// ΣH over the H coefficients in the workspace's first domain slot (spent by it), by size as the
+// resident mode sums it (sparse.cuh, `msm_dense_h`): up to MSM_BIG_MIN_POINTS sppark's Pippenger,
+// over the kept h bases or copying the host bases itself in double-buffered batches (at 2 KiB's
+// 2^22 points the tiled big-MSM's 8 tiles of 16 windows took 0.33 s against sppark's 0.08 s
+// resident: BENCHMARKS.md 2026-12-06 15:26); above, the tiled big-MSM, over the resident h bases
+// or tiles of them copied from host memory (sppark's Pippenger streaming the host bases took 1.1 s
+// at 2^27 against the one-pass big-MSM's 0.6 s, which the whole h needs 13 GB more to run).
 inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, size_t nh, size_t tile)
 {
     ws.stream.sync();  // stage H wrote the coefficients on it
-    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)ws.gpu);
     const bool dev = (srs.resident & CUZK_CUDA_SEC_H) != 0;
+    if (nh <= MSM_BIG_MIN_POINTS) {
+        if (dev)
+            return pippenger<bucket_t, point_t, affine_t>(ws.gpu, srs.h.get(), ws.abc.get(), nh);
+        ws.pcie.counted(nh * sizeof(affine_t));
+        return pippenger_host_points<bucket_t, point_t, affine_t>(ws.gpu, srs.host_h, ws.abc.get(), nh);
+    }
+    fault_point(CUZK_CUDA_SITE_MSM, (cudaStream_t)ws.gpu);
     return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile), ws.pcie);
 }
 

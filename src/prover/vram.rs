@@ -239,7 +239,13 @@ impl Footprint {
             AbcAt::CircuitOnDevice => 2 * n * FR + witness,
         };
         let streamed = |i: usize| resident & (1 << i) == 0 && counts[i] > 0;
-        let sum_h = tiled_msm_bytes(h, sigma_h_tile(self.tile_points()), streamed(0));
+        // ΣH by size, as cuda/stream.cuh `sigma_h_streamed` sums it: sppark's Pippenger up to the
+        // big-MSM's size (copying host bases itself), the tiled big-MSM above.
+        let sum_h = if h < MSM_BIG_MIN_POINTS {
+            sppark_msm_bytes(h) + if streamed(0) { sppark_host_points_bytes(h) } else { 0 }
+        } else {
+            tiled_msm_bytes(h, sigma_h_tile(self.tile_points()), streamed(0))
+        };
         let sparse = if beside {
             // H's slot, ΣH's buffers, two tiles of G2's size (one allocation serves every
             // pass), every G1 query's gathered bases at once (the queries count the largest
@@ -274,15 +280,32 @@ pub fn sppark_msm_bytes(n: u64) -> u64 {
     if n == 0 {
         return 0;
     }
-    let lg2 = |x: u64| 63 - x.leading_zeros() as u64;
-    let lg = lg2(n + n / 2);
-    let wbits = if n > 192 { lg.saturating_sub(8).clamp(10, 18) } else { 10 };
+    let (wbits, _, stride) = sppark_batches(n);
     let nwins = 254 / wbits + 1;
-    let batch = ((1u64 << (lg.max(wbits) - wbits)) >> 6).max(1);
-    let stride = n.div_ceil(batch).div_ceil(32) * 32;
     let row = 1u64 << (wbits - 1);
     let buckets = (nwins * row + 4096) * BUCKET + nwins * row * 4;
     buckets + stride * 16 + nwins * stride * 4
+}
+
+/// sppark's `msm_t` buffers for `n` points it copies from host memory itself: its batches of
+/// points, two (double-buffered) when there is more than one batch (msm/pippenger.cuh).
+pub fn sppark_host_points_bytes(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let (_, batch, stride) = sppark_batches(n);
+    (if batch > 1 { 2 } else { 1 }) * stride * G1
+}
+
+/// How sppark's `msm_t` splits `n` points (n > 0): its window bits, the batches and the points
+/// of one batch (rounded up to 32).
+fn sppark_batches(n: u64) -> (u64, u64, u64) {
+    let lg2 = |x: u64| 63 - x.leading_zeros() as u64;
+    let lg = lg2(n + n / 2);
+    let wbits = if n > 192 { lg.saturating_sub(8).clamp(10, 18) } else { 10 };
+    let batch = ((1u64 << (lg.max(wbits) - wbits)) >> 6).max(1);
+    let stride = n.div_ceil(batch).div_ceil(32) * 32;
+    (wbits, batch, stride)
 }
 
 /// Device bytes a partition riding another proof's passes over the tiles takes during them
@@ -591,6 +614,18 @@ mod tests {
         let n = (1u64 << 27) - 1;
         assert!((1.6..1.8).contains(&gb(sppark_msm_bytes(n))), "{}", gb(sppark_msm_bytes(n)));
         assert_eq!(sppark_msm_bytes(0), 0);
+    }
+
+    /// sppark copying 2 KiB's 2^22 − 1 h bases from host memory (the streamed mode's ΣH below the
+    /// big-MSM's size): 14-bit windows, 4 batches of 2^20 points, two batches' bases on the device.
+    #[test]
+    fn sppark_host_points() {
+        let n = (1u64 << 22) - 1;
+        assert_eq!(sppark_batches(n), (14, 4, 1 << 20));
+        assert_eq!(sppark_host_points_bytes(n), 2 * (1 << 20) * G1);
+        // One batch: its bases once.
+        assert_eq!(sppark_host_points_bytes(1000), 1024 * G1);
+        assert_eq!(sppark_host_points_bytes(0), 0);
     }
 
     /// The tiled big-MSM at 2^27 in tiles of 2^23: 20-bit windows (13), their buckets 1.3 GB,
