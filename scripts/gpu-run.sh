@@ -149,24 +149,35 @@ run() { # name cap cmd...
   grep -E "^(PASS|FAIL|SKIP|SELFTEST)|^test |IMAD|^ntt 2|^fp64 |^msm 2|preloaded to the GPU|median|identical|per million|panicked|error|stream|wall_s|prove_s|exported|prover time|synthesis time|^soak:|one job|^== gpu_lanes|^engine:|random SRS|shaped C1|per core-second|^(backend|winning_post|window_post|snap_deals)|^512 MiB|\"kind\"|^device [0-9]" "$OUT/$name.log" | head -40
 }
 
-# vram-P-B: the engine at proof P's shape (bench-shaped) with vram_budget_mib B while a ballast
-# process (.gpu-carry/ballast, tools/ballast.cu) holds all of the device's memory but B MiB, so a
-# proof that goes over the budget fails for real: a B-MiB card. The device's used memory is
-# sampled every 100 ms; the engine's peak is the highest sample less the ballast's own use.
+# A B-MiB card on this device: a ballast process (.gpu-carry/ballast, tools/ballast.cu) holds all
+# of the device's memory but B MiB, so a proof that goes over the budget fails for real, and the
+# device's used memory is sampled every 100 ms into FILE.used.csv. ballast_up FILE B starts both
+# (BALLAST_PIDS, BALLAST_BASE: the memory used with the ballast alone); ballast_down FILE B WHO
+# stops them and prints WHO's peak, the highest sample less the ballast's own use.
+ballast_up() { # file budget_mib
+  local i
+  .gpu-carry/ballast "$2" > "$OUT/$1.ballast.log" 2>&1 &
+  BALLAST_PIDS=$!
+  for i in $(seq 1 120); do grep -q "holding" "$OUT/$1.ballast.log" && break; sleep 0.5; done
+  cat "$OUT/$1.ballast.log"
+  BALLAST_BASE=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$1.used.csv" 2>&1 &
+  BALLAST_PIDS="$BALLAST_PIDS $!"
+}
+ballast_down() { # file budget_mib who
+  kill $BALLAST_PIDS 2>/dev/null; wait $BALLAST_PIDS 2>/dev/null
+  awk -v base="$BALLAST_BASE" -v cap="$2" -v who="$3" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; %s peaked at %d MiB (budget %d MiB)\n", base, who, peak - base, cap}' "$OUT/$1.used.csv"
+}
+
+# vram-P-B: the engine at proof P's shape (bench-shaped) with vram_budget_mib B on a B-MiB card
+# (ballast_up).
 vram_run() { # proof budget_mib
-  local p=$1 b=$2 name=vram-$1-$2 bal samp base i
+  local p=$1 b=$2 name=vram-$1-$2
   local f=$PREFIX$name  # the files of an alt- run beside the other build's
-  .gpu-carry/ballast "$b" > "$OUT/$f.ballast.log" 2>&1 &
-  bal=$!
-  for i in $(seq 1 120); do grep -q "holding" "$OUT/$f.ballast.log" && break; sleep 0.5; done
-  cat "$OUT/$f.ballast.log"
-  base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/$f.used.csv" 2>&1 &
-  samp=$!
+  ballast_up "$f" "$b"
   run "$name" 560 env RUST_LOG="${VRAM_LOG:-info}" "$BIN" bench-shaped --proof "$p" --jobs "${SHAPED_JOBS:-2}" --vram-budget-mib "$b" \
       --timeline "$OUT/timeline-$f.json" --inputs "${VRAM_INPUTS:-shaped}"
-  kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
-  awk -v base="$base" -v cap="$b" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; the engine peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/$f.used.csv"
+  ballast_down "$f" "$b" "the engine"
   grep -E "plan|page-locked|streamed" "$OUT/$f.log" | head -8
 }
 
@@ -181,24 +192,11 @@ peer_synth() {
   local need=$need_p; [ "$w" = /var/tmp/cuzk-synth-witness ] && need=$((need_p + need_w))
   echo "   peer-synth-$log: need ${need_p} GB (SRS) + ${need_w} GB (witness, $w); free: /var/tmp ${avail_d} GB, /dev/shm ${avail_s} GB"
   if [ "$avail_d" -lt "$need" ]; then echo "== peer-synth-$log: skipped, not enough disk"; return; fi
-  # PEER_BUDGET (MiB): cuzk within that budget, the ballast holding the rest of the device (as
-  # vram-P-B does); the peer then runs on the whole device.
-  local bal= samp= base=0
-  if [ -n "${PEER_BUDGET:-}" ]; then
-    .gpu-carry/ballast "$PEER_BUDGET" > "$OUT/synth-$log-ballast.log" 2>&1 &
-    bal=$!
-    for i in $(seq 1 120); do grep -q "holding" "$OUT/synth-$log-ballast.log" && break; sleep 0.5; done
-    cat "$OUT/synth-$log-ballast.log"
-    base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$OUT/synth-$log-used.csv" 2>&1 &
-    samp=$!
-  fi
+  # PEER_BUDGET (MiB): cuzk on a card of that size (ballast_up); the peer then has the whole device.
+  [ -n "${PEER_BUDGET:-}" ] && ballast_up "synth-$log" "$PEER_BUDGET"
   run "synth-$log-cuzk" 240 "$BIN" bench-synthetic --log "$log" --runs 3 --late-sparse-runs "${LATE_RUNS:-0}" --distinct $((1 << 20)) --stream "${PEER_STREAM:-4}" \
       --export-witness "$w" --export-params "$params" --vram-budget-mib "${PEER_BUDGET:-0}"
-  if [ -n "$bal" ]; then
-    kill "$samp" "$bal" 2>/dev/null; wait "$samp" "$bal" 2>/dev/null
-    awk -v base="$base" -v cap="$PEER_BUDGET" '$1+0 > peak {peak = $1+0} END {printf "   device memory: %d MiB used with the ballast alone; cuzk peaked at %d MiB (budget %d MiB)\n", base, peak - base, cap}' "$OUT/synth-$log-used.csv"
-  fi
+  [ -n "${PEER_BUDGET:-}" ] && ballast_down "synth-$log" "$PEER_BUDGET" cuzk
   run "synth-$log-supraseal" 240 env LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       .gpu-carry/supraseal-c2-bench raw "$params" "$w" 3 1 "${PEER_BATCH:-4}"
   rm -rf "$w" "$params"
