@@ -122,7 +122,89 @@ fn synthesis_equals_upstream_value_for_value() {
     }
 }
 
-/// For fixed r, s our proofs equal bellperson's `create_proof_batch` byte for byte.
+/// The recorded path equals upstream's synthesis for every partition of every kind: each kind's
+/// circuit recorded from a job's partition on all threads (and, as a check of that recording,
+/// from its blank circuit on one thread), then every partition synthesized as a witness alone
+/// and evaluated through the recording, value for value against upstream's sequential synthesis.
+#[test]
+fn recorded_path_equals_upstream_value_for_value() {
+    use cuzk::synth::{synthesize_recorded, R1cs};
+    let s = setup();
+    for (name, req) in s.kinds.requests() {
+        let inputs = req.parse().expect("parse");
+        assert!(inputs.circuits.recordable(), "{name} offers the recorded path");
+        let hint = s.engine.srs_get(inputs.circuit).unwrap().unwrap().size_hint();
+        let t = std::time::Instant::now();
+        let recorded = inputs.circuits.record(0, hint, &|| false).expect("record from a partition");
+        let t_parallel = t.elapsed();
+        let t = std::time::Instant::now();
+        let blank = R1cs::record(inputs.circuit, hint, &|| false).expect("record the blank circuit");
+        eprintln!("{name}: recorded from partition 0 in {t_parallel:?}, from the blank circuit in {:?}: {:?}", t.elapsed(), recorded.stats());
+        assert_eq!(recorded.circuit, inputs.circuit);
+        let (a, b) = (recorded.stats(), blank.stats());
+        assert_eq!((a.constraints, a.inputs, a.aux, a.terms), (b.constraints, b.inputs, b.aux, b.terms), "{name}: both recordings count alike");
+        for part in 0..inputs.circuits.partitions() {
+            let seq = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().synthesize_sequential(part, hint).unwrap();
+            for (how, r1cs) in [("recorded", &recorded), ("blank", &blank)] {
+                let t = std::time::Instant::now();
+                let ours = synthesize_recorded(&*inputs.circuits, part, hint, r1cs).unwrap();
+                eprintln!("{name} partition {part}, {how} circuit: witness and a, b, c in {:?}", t.elapsed());
+                common::assert_same_assignment(&seq, &ours, &format!("{name} partition {part} through the {how} circuit"));
+            }
+        }
+    }
+}
+
+/// The engine records each kind's circuit at its first job and proves the next jobs of that
+/// kind through the witness alone; those proofs verify with filecoin-proofs.
+#[test]
+fn every_kind_takes_the_recorded_path() {
+    let s = setup();
+    let k = &s.kinds;
+    for (_, req) in k.requests() {
+        prove(&s.engine, req);
+    }
+    let t = std::time::Instant::now();
+    loop {
+        let status: serde_json::Value = serde_json::from_str(&s.engine.status_json()).unwrap();
+        let circuits = status["circuits"].as_array().cloned().unwrap_or_default();
+        let ready: Vec<&str> = circuits.iter().filter(|c| c["state"] == "ready").filter_map(|c| c["kind"].as_str()).collect();
+        if ready.len() == 3 {
+            for want in ["winning_post", "window_post", "snap_deals"] {
+                assert!(ready.contains(&want), "{want} recorded: {circuits:?}");
+            }
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(600) && !circuits.iter().any(|c| c["state"] == "failed"),
+            "every kind's circuit is recorded: {circuits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let through_witness = |request: ProofRequest<'_>| -> Vec<u8> {
+        let kind = request.kind();
+        let id = s.engine.submit_proof(Submission { request, priority: None, request_id: None }).expect("submit");
+        let snap = s.engine.wait(id, Some(Duration::from_secs(600))).expect("wait");
+        assert_eq!(snap.state, JobState::Done, "{:?}", snap.error);
+        let r = snap.result.unwrap();
+        let phases: Vec<&str> = r.timings.phases.0.iter().map(|(n, _)| *n).collect();
+        assert!(phases.contains(&"synthesis_witness"), "{kind:?} through its recorded circuit: {phases:?}");
+        assert!(r.verified);
+        r.proof.clone()
+    };
+    let w = &k.winning;
+    let proof = through_witness(ProofRequest::WinningPoSt(w.request()));
+    assert!(filecoin_proofs_api::post::verify_winning_post(&w.randomness, &proof, &common::replicas(w), w.prover_id).unwrap());
+    let d = &k.window;
+    let proof = through_witness(ProofRequest::WindowPoSt { post: d.request(), partition: None });
+    assert!(filecoin_proofs_api::post::verify_window_post(&d.randomness, &[(d.proof, &proof[..])], &common::replicas(d), d.prover_id).unwrap());
+    let u = &k.update;
+    let proof = through_witness(ProofRequest::SnapDeals(u.request()));
+    assert!(filecoin_proofs_api::update::verify_empty_sector_update_proof(u.proof, &proof, u.comm_r_old, u.comm_r_new, u.comm_d_new).unwrap());
+}
+
+/// For fixed r, s our proofs equal bellperson's `create_proof_batch` byte for byte, through full
+/// synthesis and through the recorded circuit.
 #[test]
 fn byte_identical_to_bellperson() {
     let s = setup();
@@ -132,11 +214,15 @@ fn byte_identical_to_bellperson() {
     for req in requests {
         let inputs = req.parse().expect("parse");
         let srs = s.engine.srs_get(inputs.circuit).unwrap().unwrap();
+        let recorded = inputs.circuits.record(0, srs.size_hint(), &|| false).unwrap();
         for part in 0..inputs.circuits.partitions() {
+            let theirs = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(part, &srs.params, r, t).unwrap();
             let asg = inputs.circuits.synthesize(part, srs.size_hint()).unwrap();
             let ours = CpuBackend::default().prove(&srs, asg, r, t).unwrap().proof;
-            let theirs = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(part, &srs.params, r, t).unwrap();
             assert!(ours == theirs, "{:?} partition {part}", req.kind());
+            let asg = cuzk::synth::synthesize_recorded(&*inputs.circuits, part, srs.size_hint(), &recorded).unwrap();
+            let ours = CpuBackend::default().prove(&srs, asg, r, t).unwrap().proof;
+            assert!(ours == theirs, "{:?} partition {part} through the recorded circuit", req.kind());
         }
     }
     let _ = Scalar::ONE;

@@ -1,8 +1,8 @@
-//! Recorded partition circuits: each registered proof's R1CS ([`R1cs`]), recorded once on a
-//! background thread when the engine first gets a job of that proof. Until it is ready,
-//! partitions of that proof are synthesized in full; afterwards only their witness is, and a,
-//! b, c come from the recorded matrices (the same values, a fraction of the work). Turned off by
-//! `"record_circuits": false`.
+//! Recorded partition circuits: each circuit's R1CS ([`R1cs`]), recorded once on a background
+//! thread when the engine first gets a job of that circuit whose kind offers it
+//! ([`PartitionCircuits::recordable`]). Until it is ready, partitions of that circuit are
+//! synthesized in full; afterwards only their witness is, and a, b, c come from the recorded
+//! matrices (the same values, a fraction of the work). Turned off by `"record_circuits": false`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::CircuitId;
 use crate::synth::{PartitionCircuits, R1cs, SizeHint};
 
 enum Entry {
     /// `cancel` stops this recording (its SRS was evicted); `id` tells it from a later one of
-    /// the same proof when it lands.
+    /// the same circuit when it lands.
     Recording { since: Instant, estimate: u64, id: u64, cancel: Arc<AtomicBool> },
     /// Recording `id` was told to stop (its SRS was evicted): its memory is held until its
     /// thread notices, and then the entry goes, whatever the recording's outcome.
@@ -28,52 +28,49 @@ enum Entry {
 
 #[derive(Default)]
 pub(crate) struct Circuits {
-    entries: Mutex<HashMap<RegisteredSealProof, Entry>>,
+    entries: Mutex<HashMap<CircuitId, Entry>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     stop: AtomicBool,
     next_id: AtomicU64,
 }
 
 impl Circuits {
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<RegisteredSealProof, Entry>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<CircuitId, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `proof`'s recorded circuit, once ready.
-    pub fn get(&self, proof: RegisteredSealProof) -> Option<Arc<R1cs>> {
-        match self.entries().get(&proof) {
+    /// `circuit`'s recorded R1CS, once ready.
+    pub fn get(&self, circuit: CircuitId) -> Option<Arc<R1cs>> {
+        match self.entries().get(&circuit) {
             Some(Entry::Ready { r1cs, .. }) => Some(r1cs.clone()),
             _ => None,
         }
     }
 
-    /// Start recording `proof`'s circuit unless it is recorded, being recorded (or stopped) or failed:
-    /// from `source` (a job's partition circuits of that proof, recorded on all threads; the
-    /// structure is the same for every sector) or, where it cannot, the blank circuit on one
-    /// thread. `hint` (the SRS's) sizes its vectors. `on_ready` gets the circuit once it is
-    /// ready (and the provers can use it), on the recording thread.
+    /// Start recording `circuit` unless it is recorded, being recorded (or stopped) or failed:
+    /// from `source` (a job's partition circuits of that circuit, recorded on all threads; the
+    /// structure is the same for every sector). `hint` (the SRS's) sizes its vectors.
+    /// `on_ready` gets the circuit once it is ready (and the provers can use it), on the
+    /// recording thread.
     pub fn ensure(
         self: &Arc<Self>,
-        proof: RegisteredSealProof,
+        circuit: CircuitId,
         hint: SizeHint,
         source: Arc<dyn PartitionCircuits>,
         on_ready: impl FnOnce(&Arc<R1cs>) + Send + 'static,
     ) {
         let mut entries = self.entries();
-        if entries.contains_key(&proof) || self.stop.load(Ordering::Relaxed) {
+        if entries.contains_key(&circuit) || self.stop.load(Ordering::Relaxed) {
             return;
         }
         let (id, cancel) = (self.next_id.fetch_add(1, Ordering::Relaxed), Arc::new(AtomicBool::new(false)));
-        entries.insert(proof, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint), id, cancel: cancel.clone() });
+        entries.insert(circuit, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint), id, cancel: cancel.clone() });
         drop(entries);
         let me = self.clone();
         let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {
             let t = Instant::now();
             let stop = || me.stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
-            let res = match source.record(0, hint, &stop) {
-                Err(e) if e.status == crate::error::Status::Unsupported => R1cs::record(proof, hint, &stop),
-                r => r,
-            };
+            let res = source.record(0, hint, &stop);
             drop(source);
             // The circuit the SRS was made for has exactly its variables: anything else is a bug.
             let res = res.and_then(|r| match hint.aux == 0 || (r.aux == hint.aux && r.inputs == hint.inputs) {
@@ -81,7 +78,7 @@ impl Circuits {
                 false => Err(crate::err!(
                     Internal,
                     "the recorded {} circuit has {} inputs and {} aux, its SRS {} and {}",
-                    registry::name(proof),
+                    circuit.name(),
                     r.inputs,
                     r.aux,
                     hint.inputs,
@@ -93,7 +90,7 @@ impl Circuits {
                     let st = r1cs.stats();
                     log::info!(
                         "recorded the {} circuit in {:.1?}: {} constraints, {} terms, {} MiB",
-                        registry::name(proof),
+                        circuit.name(),
                         t.elapsed(),
                         st.constraints,
                         st.terms.iter().sum::<usize>(),
@@ -102,37 +99,37 @@ impl Circuits {
                     let r1cs = Arc::new(r1cs);
                     // Only into the entry this recording started: an eviction since took it out,
                     // and the circuit goes with this thread's end instead of staying resident.
-                    if me.land(proof, id, Entry::Ready { r1cs: r1cs.clone(), took: t.elapsed() }) && !stop() {
+                    if me.land(circuit, id, Entry::Ready { r1cs: r1cs.clone(), took: t.elapsed() }) && !stop() {
                         on_ready(&r1cs);
                     }
                 }
                 Err(e) => {
                     if !stop() {
-                        log::warn!("recording the {} circuit failed (synthesizing in full): {e}", registry::name(proof));
+                        log::warn!("recording the {} circuit failed (synthesizing in full): {e}", circuit.name());
                     }
-                    me.land(proof, id, Entry::Failed(e.to_string()));
+                    me.land(circuit, id, Entry::Failed(e.to_string()));
                 }
             }
         });
         match spawned {
             Ok(h) => self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(h),
             Err(e) => {
-                self.entries().insert(proof, Entry::Failed(format!("starting the recording thread: {e}")));
+                self.entries().insert(circuit, Entry::Failed(format!("starting the recording thread: {e}")));
             }
         }
     }
 
-    /// Put the outcome of recording `id` in `proof`'s entry if that is still the entry of this
+    /// Put the outcome of recording `id` in `circuit`'s entry if that is still the entry of this
     /// recording; false when it was evicted meanwhile (its stopping entry goes instead).
-    fn land(&self, proof: RegisteredSealProof, id: u64, outcome: Entry) -> bool {
+    fn land(&self, circuit: CircuitId, id: u64, outcome: Entry) -> bool {
         let mut entries = self.entries();
-        match entries.get(&proof) {
+        match entries.get(&circuit) {
             Some(Entry::Recording { id: current, .. }) if *current == id => {
-                entries.insert(proof, outcome);
+                entries.insert(circuit, outcome);
                 true
             }
             Some(Entry::Stopping { id: current, .. }) if *current == id => {
-                entries.remove(&proof);
+                entries.remove(&circuit);
                 false
             }
             _ => false,
@@ -141,22 +138,22 @@ impl Circuits {
 
     /// Take a circuit recorded elsewhere (benchmarks: recorded while their SRS was made).
     pub fn adopt(&self, r1cs: Arc<R1cs>) {
-        self.entries().insert(r1cs.proof, Entry::Ready { r1cs, took: Duration::ZERO });
+        self.entries().insert(r1cs.circuit, Entry::Ready { r1cs, took: Duration::ZERO });
     }
 
-    /// Forget `proof`'s circuit (its SRS was evicted); running partitions keep their reference.
+    /// Forget `circuit`'s recording (its SRS was evicted); running partitions keep their reference.
     /// A recording in progress is stopped and its circuit, should it finish anyway, never lands.
-    pub fn evict(&self, proof: RegisteredSealProof) -> Option<Arc<R1cs>> {
+    pub fn evict(&self, circuit: CircuitId) -> Option<Arc<R1cs>> {
         let mut entries = self.entries();
-        match entries.remove(&proof) {
+        match entries.remove(&circuit) {
             Some(Entry::Ready { r1cs, .. }) => Some(r1cs),
             Some(Entry::Recording { since, estimate, id, cancel }) => {
                 cancel.store(true, Ordering::Relaxed);
-                entries.insert(proof, Entry::Stopping { since, estimate, id });
+                entries.insert(circuit, Entry::Stopping { since, estimate, id });
                 None
             }
             Some(stopping @ Entry::Stopping { .. }) => {
-                entries.insert(proof, stopping);
+                entries.insert(circuit, stopping);
                 None
             }
             _ => None,
@@ -180,8 +177,8 @@ impl Circuits {
             .entries()
             .iter()
             .map(|(p, e)| {
-                let name = registry::name(*p);
-                let j = match e {
+                let (name, kind) = (p.name(), p.kind().name());
+                let mut j = match e {
                     Entry::Recording { since, estimate, .. } => json!({"registered_proof": name, "state": "recording",
                         "recording_s": since.elapsed().as_secs_f64(), "estimated_bytes": estimate}),
                     Entry::Stopping { since, estimate, .. } => json!({"registered_proof": name, "state": "stopping",
@@ -193,6 +190,7 @@ impl Circuits {
                     }
                     Entry::Failed(why) => json!({"registered_proof": name, "state": "failed", "error": why}),
                 };
+                j["kind"] = json!(kind);
                 (name, j)
             })
             .collect();

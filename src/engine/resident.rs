@@ -9,7 +9,6 @@ use super::Engine;
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::kinds::CircuitId;
-use crate::registry;
 use crate::srs::Srs;
 
 impl Engine {
@@ -22,9 +21,7 @@ impl Engine {
     /// load; nothing of a stopped load stays resident.
     pub fn srs_load_cancellable(&self, circuit: impl Into<CircuitId>, path: Option<&Path>, cancel: &CancelToken) -> Result<Arc<Srs>> {
         let circuit = circuit.into();
-        if let Some(p) = circuit.seal() {
-            registry::ensure_supported(p)?;
-        }
+        circuit.ensure_supported()?;
         let path = match path {
             Some(p) => p.to_owned(),
             None => self.shared.config.params_dir().join(circuit.params_file_name()?),
@@ -45,7 +42,7 @@ impl Engine {
     /// recording ends). A failure (VRAM full, say) is logged, not returned: the first proof
     /// uploads then. `srs_load` does this; benchmarks that make their own SRS call it themselves.
     pub fn preload(&self, srs: &Srs) {
-        let circuit = srs.circuit.seal().and_then(|p| self.shared.circuits.get(p));
+        let circuit = self.shared.circuits.get(srs.circuit);
         preload(&self.shared, srs, circuit.as_ref());
     }
 
@@ -56,7 +53,7 @@ impl Engine {
             Some(srs) => {
                 let bytes = srs.resident_bytes;
                 self.shared.dealloc.free(srs, bytes);
-                if let Some(r1cs) = circuit.seal().and_then(|p| self.shared.circuits.evict(p)) {
+                if let Some(r1cs) = self.shared.circuits.evict(circuit) {
                     let bytes = r1cs.stats().bytes as u64;
                     self.shared.dealloc.free(r1cs, bytes);
                 }
@@ -70,7 +67,7 @@ impl Engine {
         self.shared.srs.get(circuit.into())
     }
 
-    /// Use `r1cs` for jobs of its proof type, also those given to [`Self::submit_circuits`]
+    /// Use `r1cs` for jobs of its circuit, also those given to [`Self::submit_circuits`]
     /// (benchmarks at real shapes record it while they make their SRS).
     #[doc(hidden)]
     pub fn adopt_circuit(&self, r1cs: Arc<crate::synth::R1cs>) {

@@ -78,7 +78,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
         .iter()
         .map(|s| {
             // What its proofs need on a device in resident mode (`prover::vram`), for sizing.
-            let r1cs = s.circuit.seal().and_then(|p| sh.circuits.get(p));
+            let r1cs = sh.circuits.get(s.circuit);
             let f = crate::prover::vram::Footprint::of_srs(s, r1cs.as_deref());
             let vram = on_devices.then(|| json!({"one_lane_bytes": f.resident(1), "two_lanes_bytes": f.resident(2)}));
             json!({

@@ -51,7 +51,7 @@ impl Engine {
             err!(SrsNotLoaded, "no SRS loaded for {} (load it first, e.g. from {expected})", inputs.circuit.name())
         })?;
         let srs_time = t_srs.elapsed();
-        if let (true, Some(proof)) = (self.shared.config.record_circuits, inputs.circuit.seal()) {
+        if self.shared.config.record_circuits && inputs.circuits.recordable() {
             // Once recorded, the circuit goes where the backend evaluates it, off the provers' path
             // (unless the SRS was evicted meanwhile: the recording holds no reference to it).
             let (shared, srs_up) = (Arc::downgrade(&self.shared), Arc::downgrade(&srs));
@@ -60,7 +60,7 @@ impl Engine {
                     preload(&shared, &srs, Some(r1cs));
                 }
             };
-            self.shared.circuits.ensure(proof, srs.size_hint(), inputs.circuits.clone(), on_ready);
+            self.shared.circuits.ensure(inputs.circuit, srs.size_hint(), inputs.circuits.clone(), on_ready);
         }
         let priority = req.priority.unwrap_or(inputs.kind.default_priority());
         let job = Pending { key, priority, submitted, srs_time, ticket: Some(ticket) };

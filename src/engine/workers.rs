@@ -170,18 +170,16 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
             }
         });
         let limit = || shared.memory_limit();
-        // Through the proof type's recorded circuit when it is ready: with a backend that
-        // evaluates a, b, c on its device, a partition holds only its witness on the host.
-        let seal = work.inputs.circuit.seal();
-        let r1cs = seal.and_then(|p| shared.circuits.get(p));
+        // Through the circuit's recording when it is ready: with a backend that evaluates a, b,
+        // c on its device, a partition holds only its witness on the host.
+        let r1cs = shared.circuits.get(work.inputs.circuit);
         let on_device = r1cs.as_ref().is_some_and(|r| shared.backend.evaluates_recorded(&work.srs, r));
         // A witness-only partition spreads over every core: a few at a time each finish sooner.
         let t = Instant::now();
         let pass = match r1cs {
             None => None,
             Some(_) => {
-                let challenges = seal.and_then(|p| crate::synth::validate::Shape::of(p).ok()).map_or(1, |s| s.challenges);
-                match shared.witness_gate.enter(challenges, &|| job.is_cancelled()) {
+                match shared.witness_gate.enter(work.inputs.circuits.sub_circuits(), &|| job.is_cancelled()) {
                     Some(p) => Some(p),
                     None => {
                         shared.dealloc.free(work, 0);

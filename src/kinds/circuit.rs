@@ -174,11 +174,12 @@ impl CircuitId {
         }
     }
 
-    /// The seal proof, for the PoRep-only machinery (recorded circuits, native witness).
-    pub fn seal(self) -> Option<RegisteredSealProof> {
+    /// Err(Unsupported) for a registered proof this library does not prove (non-interactive
+    /// PoRep, whose proof is an aggregate).
+    pub fn ensure_supported(self) -> Result<()> {
         match self {
-            CircuitId::Seal(p) => Some(p),
-            _ => None,
+            CircuitId::Seal(p) => crate::registry::ensure_supported(p),
+            CircuitId::PoSt(_) | CircuitId::Update(_) => Ok(()),
         }
     }
 }

@@ -1,37 +1,83 @@
 //! What PoSt and SnapDeals share: partition circuits built by an upstream `CompoundProof`
-//! (synthesized through bellperson's circuit into our [`Assignment`]), and a statement that is
-//! each partition's public inputs as upstream's verifier computes them.
+//! (synthesized through bellperson's circuit into our [`Assignment`], or recorded once and then
+//! synthesized as witnesses alone), and a statement that is each partition's public inputs as
+//! upstream's verifier computes them.
 
 use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::{Bls12, Scalar};
 
-use super::Statement;
+use super::{CircuitId, Statement};
 use crate::error::{Result, ResultExt, Status};
-use crate::synth::{Assignment, PartitionCircuits, SizeHint};
+use crate::synth::{conclude, Assignment, Forkable, PartitionCircuits, R1cs, Recorder, SizeHint, Witness};
 
 /// Builds partition `k`'s circuit exactly as upstream's `CompoundProof::circuit` does.
 pub(super) trait BuildCircuit: Send + Sync {
     type Circuit: bellperson::Circuit<Scalar> + Send;
     fn partitions(&self) -> usize;
     fn circuit(&self, k: usize) -> Result<Self::Circuit>;
-    /// `circuit` synthesized: a kind with independent sub-circuits does them on all threads,
-    /// equal to upstream's sequential synthesis (the default) value for value.
-    fn synthesize(&self, circuit: Self::Circuit, hint: SizeHint) -> std::result::Result<Assignment, bellperson::SynthesisError> {
-        Assignment::synthesize(circuit, hint)
+    /// `circuit` synthesized into `cs` (ready for a circuit: bellperson's ONE allocated) and
+    /// closed: a kind with independent sub-circuits does them on all threads, equal to upstream's
+    /// sequential synthesis (the default) value for value. One function for the three
+    /// constraint systems — the full assignment, the witness alone and the recording — so that
+    /// the recorded path's values are the full path's by construction.
+    fn synthesize_into<CS: Forkable>(&self, mut cs: CS, circuit: Self::Circuit, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
+        let _ = hint;
+        bellperson::Circuit::synthesize(circuit, &mut cs)?;
+        Ok(cs.end())
+    }
+    /// Independent sub-circuits a partition's synthesis spreads over (see
+    /// [`PartitionCircuits::sub_circuits`]).
+    fn sub_circuits(&self) -> usize {
+        1
     }
 }
 
-/// [`PartitionCircuits`] of any [`BuildCircuit`].
-pub(super) struct Compound<B>(pub B);
+/// [`PartitionCircuits`] of any [`BuildCircuit`] of the circuit `id`: full synthesis, and the
+/// recorded path (the circuit recorded once, then each partition's witness alone).
+pub(super) struct Compound<B> {
+    pub id: CircuitId,
+    pub build: B,
+}
+
+impl<B: BuildCircuit> Compound<B> {
+    fn circuit(&self, k: usize) -> Result<B::Circuit> {
+        if k >= self.build.partitions() {
+            return Err(err!(Internal, "partition {k} out of range ({} partitions)", self.build.partitions()));
+        }
+        self.build.circuit(k)
+    }
+}
 
 impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
     fn partitions(&self) -> usize {
-        self.0.partitions()
+        self.build.partitions()
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        let circuit = self.0.circuit(k)?;
-        self.0.synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+        let circuit = self.circuit(k)?;
+        let cs = Assignment::begin(hint).status(Status::Synthesis, "allocating the assignment")?;
+        self.build.synthesize_into(cs, circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
+    }
+
+    fn recordable(&self) -> bool {
+        true
+    }
+
+    fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
+        let circuit = self.circuit(k)?;
+        self.build
+            .synthesize_into(Witness::begin(hint), circuit, hint)
+            .status(Status::Synthesis, &format!("synthesizing the witness of partition {k}"))
+    }
+
+    fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
+        let circuit = self.circuit(k)?;
+        let res = self.build.synthesize_into(Recorder::new(hint, cancelled), circuit, hint);
+        conclude(res, self.id, cancelled)
+    }
+
+    fn sub_circuits(&self) -> usize {
+        self.build.sub_circuits()
     }
 
     #[cfg(any(test, feature = "tools"))]
@@ -43,11 +89,11 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
 #[cfg(any(test, feature = "tools"))]
 impl<B: BuildCircuit> crate::synth::upstream::Upstream for Compound<B> {
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        crate::synth::upstream::sequential(self.0.circuit(k)?, k, hint)
+        crate::synth::upstream::sequential(self.circuit(k)?, k, hint)
     }
 
     fn bellperson_reference(&self, k: usize, params: &bellperson::groth16::Parameters<Bls12>, r: Scalar, s: Scalar) -> Result<Proof<Bls12>> {
-        crate::synth::upstream::reference_proof(self.0.circuit(k)?, params, r, s)
+        crate::synth::upstream::reference_proof(self.circuit(k)?, params, r, s)
     }
 }
 

@@ -18,7 +18,7 @@ use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
 use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredPoStProof, Statement};
 use crate::error::{Error, Result, ResultExt, Status};
-use crate::synth::{Assignment, SizeHint};
+use crate::synth::{Forkable, SizeHint};
 
 /// A PoSt request as filecoin-ffi takes it.
 pub struct PoStRequest<'a> {
@@ -300,7 +300,7 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
     Ok(JobInputs {
         kind,
         circuit: CircuitId::PoSt(r.proof),
-        circuits: Arc::new(Compound(build)),
+        circuits: Arc::new(Compound { id: CircuitId::PoSt(r.proof), build }),
         statement: Box::new(PartitionInputs { what: name, inputs }),
         subject: match shape {
             Shape::WindowPartition(k) => format!("partition {k}, {}", super::sectors_subject(&ids)),
@@ -329,8 +329,17 @@ impl<Tree: 'static + MerkleTreeTrait> BuildCircuit for PoStCircuits<Tree> {
     }
 
     /// Sectors (or, with one sector, its challenges) on all threads: `synth::post`.
-    fn synthesize(&self, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<Assignment, bellperson::SynthesisError> {
-        crate::synth::post::fallback_post(Assignment::begin(hint)?, &circuit, hint)
+    fn synthesize_into<CS: Forkable>(&self, cs: CS, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
+        crate::synth::post::fallback_post(cs, &circuit, hint)
+    }
+
+    /// A partition's sectors, or with one sector its challenges: what `synth::post` forks.
+    fn sub_circuits(&self) -> usize {
+        match self.partitions.first().map(|p| &p.sectors[..]) {
+            Some([one]) => one.inclusion_proofs.len().max(1),
+            Some(sectors) => sectors.len().max(1),
+            None => 1,
+        }
     }
 }
 

@@ -154,7 +154,7 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(r: &UpdateRequ
     Ok(JobInputs {
         kind: ProofKind::SnapDeals,
         circuit: CircuitId::Update(r.proof),
-        circuits: Arc::new(Compound(build)),
+        circuits: Arc::new(Compound { id: CircuitId::Update(r.proof), build }),
         statement: Box::new(statement),
         subject: format!("comm_r_new {}...", r.comm_r_new[..4].iter().map(|b| format!("{b:02x}")).collect::<String>()),
     })

@@ -19,6 +19,8 @@ mod witness;
 use std::sync::Arc;
 
 pub use assignment::{Assignment, Prepared, SizeHint};
+pub(crate) use fork::Forkable;
+pub(crate) use record::{conclude, Recorder};
 pub use r1cs::R1cs;
 #[cfg(any(test, feature = "tools"))]
 pub use toy::Toy;
@@ -30,6 +32,7 @@ use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use storage_proofs_porep::stacked;
 
 use crate::error::{Result, ResultExt, Status};
+use crate::kinds::CircuitId;
 use crate::registry::{self, RegisteredSealProof};
 
 /// What a C2 job proves, as read from the C1 output.
@@ -56,13 +59,28 @@ pub trait PartitionCircuits: Send + Sync {
         Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
     }
 
-    /// The proof type's R1CS recorded from partition `k` on all threads (its challenges in
-    /// parallel): the circuit's structure does not depend on its values, so this equals
-    /// [`R1cs::record`] of the blank circuit (one thread, ~135 s at 32 GiB), in a fraction of the
-    /// time. Gives up with `Cancelled` soon after `cancelled()` turns true.
+    /// The circuit's R1CS recorded from partition `k` on all threads (its independent
+    /// sub-circuits in parallel): the circuit's structure does not depend on its values, so this
+    /// equals [`R1cs::record`] of the blank circuit (one thread, ~135 s for a 32 GiB PoRep), in a
+    /// fraction of the time. Gives up with `Cancelled` soon after `cancelled()` turns true.
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         let _ = (k, hint, cancelled);
         Err(err!(Unsupported, "no parallel recording for this circuit"))
+    }
+
+    /// Whether these circuits offer the recorded path — [`Self::record`] and [`Self::witness`],
+    /// equal to [`Self::synthesize`] through [`synthesize_recorded`] — which the engine then
+    /// takes once the circuit is recorded. An ability of the kind, asked by the engine; no kind
+    /// is named there.
+    fn recordable(&self) -> bool {
+        false
+    }
+
+    /// How many independent sub-circuits one partition's synthesis spreads over (a PoRep
+    /// partition's challenges, a PoSt partition's sectors): how many partitions' witnesses the
+    /// engine runs at once to keep its cores busy (`engine::gate`).
+    fn sub_circuits(&self) -> usize {
+        1
     }
 
     /// Upstream's own paths through these circuits, which the fast ones must equal (tests and
@@ -203,7 +221,15 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
         let res = challenges::synthesize(record::Recorder::new(hint, cancelled), &self.public_inputs, proofs, hint);
-        record::conclude(res, self.proof, cancelled)
+        record::conclude(res, CircuitId::Seal(self.proof), cancelled)
+    }
+
+    fn recordable(&self) -> bool {
+        true
+    }
+
+    fn sub_circuits(&self) -> usize {
+        self.vanilla_proofs.first().map_or(1, |challenges| challenges.len().max(1))
     }
 
     #[cfg(any(test, feature = "tools"))]

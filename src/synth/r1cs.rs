@@ -16,11 +16,11 @@ use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::record::blank;
+use super::record::{blank, Cancelled};
 use super::witness::Witness;
 use super::{Assignment, SizeHint};
 use crate::error::Result;
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::CircuitId;
 
 /// Terms per constraint in A, B, C of PoRep circuits (2 KiB: 6.42 M, 2.69 M, 5.82 M terms for
 /// 2.69 M constraints): what the recorder reserves, with a quarter of slack.
@@ -47,7 +47,8 @@ impl Rows {
 }
 
 pub struct R1cs {
-    pub proof: RegisteredSealProof,
+    /// The circuit recorded: every partition of every proof of it has this R1CS.
+    pub circuit: CircuitId,
     pub inputs: usize,
     pub aux: usize,
     /// A, B, C.
@@ -73,11 +74,31 @@ pub struct R1csStats {
 }
 
 impl R1cs {
-    /// Record `proof`'s partition circuit from its blank circuit (one thread: seconds at 2 KiB,
-    /// about a minute and a half at 32 GiB); `hint` (the SRS's) sizes the vectors up front.
-    /// Gives up with `Cancelled` soon after `cancelled()` turns true.
-    pub fn record(proof: RegisteredSealProof, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
-        with_tree_shape!(proof, blank, proof, hint, cancelled)
+    /// Record `circuit`'s partition circuit (any kind's) from its blank circuit on one thread
+    /// (PoRep: seconds at 2 KiB, about a minute and a half at 32 GiB); `hint` (the SRS's) sizes
+    /// the vectors up front. Gives up with `Cancelled` soon after `cancelled()` turns true.
+    pub fn record(circuit: impl Into<CircuitId>, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
+        use crate::kinds::{post, update, RegisteredPoStProof, RegisteredUpdateProof};
+        let id = circuit.into();
+        fn blank_seal<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait>(id: CircuitId, p: crate::registry::RegisteredSealProof, hint: SizeHint, c: Cancelled<'_>) -> Result<R1cs> {
+            blank(id, super::shape::blank_circuit::<Tree>(p)?, hint, c)
+        }
+        fn blank_post<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait>(id: CircuitId, p: RegisteredPoStProof, hint: SizeHint, c: Cancelled<'_>) -> Result<R1cs> {
+            blank(id, post::blank_circuit::<Tree>(p)?, hint, c)
+        }
+        fn blank_update<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait<Hasher = storage_proofs_update::constants::TreeRHasher>>(
+            id: CircuitId,
+            p: RegisteredUpdateProof,
+            hint: SizeHint,
+            c: Cancelled<'_>,
+        ) -> Result<R1cs> {
+            blank(id, update::blank_circuit::<Tree>(p)?, hint, c)
+        }
+        match id {
+            CircuitId::Seal(p) => with_tree_shape!(p, blank_seal, id, p, hint, cancelled),
+            CircuitId::PoSt(p) => with_tree_shape!(p, blank_post, id, p, hint, cancelled),
+            CircuitId::Update(p) => with_tree_shape!(p, blank_update, id, p, hint, cancelled),
+        }
     }
 
     /// About how many bytes the recorded circuit of a partition of `hint`'s size holds (PoRep:
@@ -245,7 +266,7 @@ impl R1cs {
                 w.input.len(),
                 w.aux.len(),
                 w.constraints,
-                registry::name(self.proof),
+                self.circuit.name(),
                 self.inputs,
                 self.aux,
                 self.constraints()

@@ -11,14 +11,13 @@ use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Var
 use blstrs::Scalar;
 use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use ff::{Field, PrimeField};
-use filecoin_proofs::types::MerkleTreeTrait;
 use rayon::prelude::*;
 
 use super::fork::Forkable;
 use super::r1cs::{Rows, INPUT, TERMS_PER_CONSTRAINT};
 use super::{R1cs, SizeHint};
 use crate::error::{Result, ResultExt, Status};
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::CircuitId;
 
 pub(crate) type Cancelled<'c> = &'c (dyn Fn() -> bool + Sync);
 
@@ -137,7 +136,7 @@ impl<'c> Recorder<'c> {
         r
     }
 
-    fn finish(mut self, proof: RegisteredSealProof) -> Result<R1cs> {
+    fn finish(mut self, circuit: CircuitId) -> Result<R1cs> {
         // bellperson's per-input constraints: input i in A, nothing in B and C.
         for i in 0..self.inputs {
             let lc = LinearCombination::zero() + Variable::new_unchecked(Index::Input(i));
@@ -146,7 +145,7 @@ impl<'c> Recorder<'c> {
             self.tape.row(2, &LinearCombination::zero(), |_, _| {});
         }
         if self.tape.overflow || self.inputs >= INPUT as usize || self.aux >= INPUT as usize {
-            return Err(err!(Internal, "the {} circuit is too large to record", registry::name(proof)));
+            return Err(err!(Internal, "the {} circuit is too large to record", circuit.name()));
         }
         let Tape { mut rows, coeffs, .. } = self.tape;
         for m in &mut rows {
@@ -154,7 +153,7 @@ impl<'c> Recorder<'c> {
             m.end.shrink_to_fit();
         }
         Ok(R1cs {
-            proof,
+            circuit,
             inputs: self.inputs,
             aux: self.aux,
             rows,
@@ -295,17 +294,16 @@ impl<'c> Forkable for Recorder<'c> {
 
 /// The recording `res` synthesized (its synthesis result), as a circuit: `Cancelled` when
 /// `cancelled()` says so, else the synthesis error, else the R1CS.
-pub(crate) fn conclude(res: Result<Recorder<'_>, SynthesisError>, proof: RegisteredSealProof, cancelled: Cancelled<'_>) -> Result<R1cs> {
+pub(crate) fn conclude(res: Result<Recorder<'_>, SynthesisError>, circuit: CircuitId, cancelled: Cancelled<'_>) -> Result<R1cs> {
     if cancelled() {
-        return Err(err!(Cancelled, "recording the {} circuit was cancelled", registry::name(proof)));
+        return Err(err!(Cancelled, "recording the {} circuit was cancelled", circuit.name()));
     }
-    res.status(Status::Internal, &format!("recording the {} circuit", registry::name(proof)))?.finish(proof)
+    res.status(Status::Internal, &format!("recording the {} circuit", circuit.name()))?.finish(circuit)
 }
 
-/// `proof`'s blank circuit recorded on one thread.
-pub(super) fn blank<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof, hint: SizeHint, cancelled: Cancelled<'_>) -> Result<R1cs> {
-    let circuit = super::shape::blank_circuit::<Tree>(proof)?;
+/// `circuit` (`id`'s blank circuit) recorded on one thread.
+pub(super) fn blank(id: CircuitId, circuit: impl bellperson::Circuit<Scalar>, hint: SizeHint, cancelled: Cancelled<'_>) -> Result<R1cs> {
     let mut cs = Recorder::new(hint, cancelled);
-    let res = bellperson::Circuit::synthesize(circuit, &mut cs).map(|()| cs);
-    conclude(res, proof, cancelled)
+    let res = circuit.synthesize(&mut cs).map(|()| cs);
+    conclude(res, id, cancelled)
 }

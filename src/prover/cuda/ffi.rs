@@ -735,7 +735,7 @@ impl Workspace {
                 .into_iter()
                 .flat_map(|q| {
                     let (end, terms) = r.matrix(q);
-                    let what = format!("recorded {:?} circuit's matrix {q}", r.proof);
+                    let what = format!("recorded {} circuit's matrix {q}", r.circuit.name());
                     [HostPinned::lock_or_pageable(end, &what), HostPinned::lock_or_pageable(terms, &what)]
                 })
                 .flatten()

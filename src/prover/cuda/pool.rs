@@ -211,14 +211,14 @@ impl Resident {
         t.push("gpu_r1cs_upload_wall", wall.elapsed());
         let bytes = if dev.streamed() {
             log::info!(
-                "recorded {:?} circuit: {} MiB page-locked in host memory in {:.2} s, streamed to the GPU in tiles of {tile_rows} rows",
-                r.proof,
+                "recorded {} circuit: {} MiB page-locked in host memory in {:.2} s, streamed to the GPU in tiles of {tile_rows} rows",
+                r.circuit.name(),
                 dev.pinned_bytes() >> 20,
                 wall.elapsed().as_secs_f64()
             );
             32 * r.coefficients().len() as u64
         } else {
-            log::info!("recorded {:?} circuit uploaded to the GPU in {ms:.1} ms", r.proof);
+            log::info!("recorded {} circuit uploaded to the GPU in {ms:.1} ms", r.circuit.name());
             r.stats().bytes as u64
         };
         self.r1cs.push(CachedR1cs { bytes, alive: Arc::downgrade(r), dev: Arc::new(dev) });
