@@ -8,12 +8,11 @@
 #[macro_use]
 pub mod error;
 pub mod progress;
+// Before the modules that use its `with_tree_shape!`.
 #[macro_use]
-pub mod registry;
-
+pub mod kinds;
 pub mod cancel;
 pub mod engine;
-pub mod kinds;
 pub mod ffi;
 mod busy;
 mod files;
@@ -25,7 +24,6 @@ mod pages;
 pub mod prover;
 pub mod srs;
 pub mod synth;
-pub mod verify;
 
 /// The log filter used when `RUST_LOG` is not set (the library's logger and the binaries').
 pub use logging::DEFAULT_FILTER as DEFAULT_LOG_FILTER;

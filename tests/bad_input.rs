@@ -188,7 +188,7 @@ fn missing_truncated_and_corrupt_params() {
     unsafe {
         let (st, m) = fails(|err| cuzk_srs_load(e, 5, ptr::null(), ptr::null_mut(), err));
         assert_eq!(st, Status::SrsLoad);
-        let expected = cuzk::registry::params_path(&dir, common::PROOF).unwrap();
+        let expected = cuzk::kinds::CircuitId::Seal(common::PROOF).params_path(&dir).unwrap();
         assert!(m.contains(&expected.display().to_string()), "{m}");
 
         // A small but well-formed params image, then damaged copies of it.

@@ -12,7 +12,7 @@ use blstrs::Scalar;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures::{cc_sector_c1, verify_c1};
 use cuzk::prover::{Backend, CpuBackend};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 
 #[test]
@@ -23,7 +23,7 @@ fn upstream_accepts_generated_sectors_2kib_8mib_512mib() {
         let made = t.elapsed().as_secs_f64();
         assert!(verify_c1(&c1, &sector).unwrap(), "{proof:?}: filecoin-proofs rejects the generated vanilla proofs");
         // The engine's own C1 checks accept it for the sector it describes.
-        let inputs = cuzk::synth::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
+        let inputs = cuzk::kinds::porep::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
         assert_eq!(inputs.comm_r, sector.comm_r);
         eprintln!("{proof:?}: generated in {made:.2} s ({} MB), vanilla proofs verified", c1.len() >> 20);
     }
@@ -36,7 +36,7 @@ fn engine_proof_of_a_generated_2kib_sector_verifies() {
 
     // Fixed r, s: the CPU backend's proof equals bellperson's and verifies.
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
+    let inputs = cuzk::kinds::porep::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
     let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
     let reference = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().bellperson_reference(0, &srs.params, r, s).unwrap();
     let ours = CpuBackend::default().prove(&srs, inputs.circuits.synthesize(0, srs.size_hint()).unwrap(), r, s).unwrap();

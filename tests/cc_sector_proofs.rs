@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures::{cc_sector_c1, test_srs};
-use cuzk::registry::{self, RegisteredSealProof};
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::synth::{R1cs, SizeHint};
 
 /// The test SRS of `proof` in its own params directory (made once, then reused).
 fn params_dir(proof: RegisteredSealProof) -> PathBuf {
     let dir = cuzk::fixtures::default_root().join("test-srs").join(format!("{proof:?}-seed-7-NOT-FOR-PRODUCTION"));
-    let vk = dir.join(registry::vk_file_name(proof).unwrap());
+    let vk = dir.join(cuzk::kinds::CircuitId::Seal(proof).vk_file_name().unwrap());
     if vk.exists() {
         return dir;
     }
@@ -24,7 +24,7 @@ fn params_dir(proof: RegisteredSealProof) -> PathBuf {
     let params = test_srs(&r1cs, 7).unwrap();
     eprintln!("{proof:?}: test SRS generated in {:.1} s", t.elapsed().as_secs_f64());
     std::fs::create_dir_all(&dir).unwrap();
-    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(registry::params_file_name(proof).unwrap())).unwrap());
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(cuzk::kinds::CircuitId::Seal(proof).params_file_name().unwrap())).unwrap());
     params.write(&mut f).unwrap();
     drop(f);
     // The vk last: its presence marks a complete directory.
@@ -43,7 +43,7 @@ fn generated_8mib_and_512mib_sectors_prove_and_verify_with_filecoin_proofs() {
     let cache = cuzk::fixtures::default_root().join("test-srs").join("vk-cache");
     std::fs::create_dir_all(&cache).unwrap();
     for (&p, d) in proofs.iter().zip(&dirs) {
-        let name = registry::vk_file_name(p).unwrap();
+        let name = cuzk::kinds::CircuitId::Seal(p).vk_file_name().unwrap();
         std::fs::copy(d.join(&name), cache.join(&name)).unwrap();
     }
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &cache);

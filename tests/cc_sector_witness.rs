@@ -12,8 +12,9 @@ use std::time::Instant;
 
 use blstrs::Scalar;
 use cuzk::fixtures::cc_sector_c1;
-use cuzk::registry::RegisteredSealProof::{self, *};
-use cuzk::synth::{parse_c1, SizeHint};
+use cuzk::kinds::registry::RegisteredSealProof::{self, *};
+use cuzk::kinds::porep::parse_c1;
+use cuzk::synth::SizeHint;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};

@@ -108,10 +108,10 @@ fn sizes_2_10_to_2_20_byte_identical() {
 }
 
 /// The 2 KiB sector fixture's SRS and its parsed C1.
-fn fixture_2kib() -> (Srs, cuzk::synth::SealJobInputs) {
+fn fixture_2kib() -> (Srs, cuzk::kinds::porep::SealJobInputs) {
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let inputs = cuzk::kinds::porep::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
     (srs, inputs)
 }
 

@@ -196,7 +196,7 @@ fn degenerate_key_truncation_and_foreign_params_are_refused() {
     std::fs::copy(&f.params, &swapped).unwrap();
     let other = bellperson::groth16::VerifyingKey::<blstrs::Bls12> {
         alpha_g1: blstrs::G1Affine::generator(),
-        ..cuzk::verify::read_vk(&f.params.with_extension("vk")).unwrap()
+        ..cuzk::srs::read_vk(&f.params.with_extension("vk")).unwrap()
     };
     let mut vk_bytes = Vec::new();
     other.write(&mut vk_bytes).unwrap();
@@ -326,7 +326,7 @@ fn c1_of_the_wrong_shape_or_with_non_canonical_elements_is_invalid_input() {
     // An oversized C1 is refused before it is parsed.
     let mut huge = f.c1.clone();
     huge.truncate(huge.len() - 1); // drop the closing brace, pad, close again
-    huge.extend(std::iter::repeat(b' ').take(cuzk::synth::validate::max_c1_bytes(common::PROOF).unwrap()));
+    huge.extend(std::iter::repeat(b' ').take(cuzk::kinds::porep::validate::max_c1_bytes(common::PROOF).unwrap()));
     huge.push(b'}');
     let (st, m, _) = submit(e, &huge, &f, sector, None);
     assert_eq!(st, Status::InvalidInput, "{m}");

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use cuzk::error::Status;
 use cuzk::ffi::*;
 use cuzk::fixtures::{KindFixtures, PoStFixture, UpdateFixture};
-use cuzk::kinds::circuit::{post_to_number, update_to_number};
+use cuzk::kinds::registry::{post_to_number, update_to_number};
 use serde_json::Value;
 
 // ---- the bincode layout of vanilla proofs (fixint, little-endian, as filecoin-ffi hands them over)

@@ -6,8 +6,9 @@
 //! the first and the 11-row column hash; ~4 GB per witness).
 
 use cuzk::fixtures;
-use cuzk::registry::RegisteredSealProof::{self, *};
-use cuzk::synth::{parse_c1, SizeHint};
+use cuzk::kinds::registry::RegisteredSealProof::{self, *};
+use cuzk::kinds::porep::parse_c1;
+use cuzk::synth::SizeHint;
 
 /// The real partition's constraint count (counting a 32 GiB blank circuit takes a minute; its
 /// count, 130,278,869, is the published one for the 32 GiB PoRep circuit).
@@ -22,7 +23,7 @@ fn constraints(proof: RegisteredSealProof) -> usize {
 /// each challenge write straight into its slot; the default makes each collect its own.
 fn assert_native_equals_upstream(
     what: &str,
-    inputs: &cuzk::synth::SealJobInputs,
+    inputs: &cuzk::kinds::porep::SealJobInputs,
     proof: RegisteredSealProof,
     hint: SizeHint,
 ) {

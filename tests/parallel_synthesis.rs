@@ -12,13 +12,14 @@ mod common;
 
 use common::{assert_same_assignment as assert_equal, densities};
 use cuzk::fixtures;
-use cuzk::synth::{parse_c1, synthesize_recorded, R1cs, SizeHint};
+use cuzk::kinds::porep::parse_c1;
+use cuzk::synth::{synthesize_recorded, R1cs, SizeHint};
 
 
 #[test]
 fn parallel_challenges_equal_sequential_synthesis() {
     let root = fixtures::default_root();
-    let sector = fixtures::ensure_sector(&root, cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, fixtures::DEFAULT_SEED)
+    let sector = fixtures::ensure_sector(&root, cuzk::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1, fixtures::DEFAULT_SEED)
         .expect("sector fixture");
     let inputs = parse_c1(&sector.c1_json().unwrap(), &sector.prover_id, sector.sector_id).unwrap();
 
@@ -35,7 +36,7 @@ fn parallel_challenges_equal_sequential_synthesis() {
     drop(par);
 
     let t = std::time::Instant::now();
-    let r1cs = R1cs::record(cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, SizeHint::default(), &|| false).unwrap();
+    let r1cs = R1cs::record(cuzk::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1, SizeHint::default(), &|| false).unwrap();
     let t_rec = t.elapsed();
     let t = std::time::Instant::now();
     let rec = synthesize_recorded(inputs.circuits.as_ref(), 0, SizeHint::default(), &r1cs).unwrap();
@@ -81,7 +82,7 @@ fn assert_same_r1cs(a: &R1cs, b: &R1cs, what: &str) {
 
 #[test]
 fn parallel_equals_sequential_at_8mib_and_512mib_shapes() {
-    use cuzk::registry::RegisteredSealProof::*;
+    use cuzk::kinds::registry::RegisteredSealProof::*;
     for proof in [StackedDrg8MiBV1_1, StackedDrg512MiBV1_1] {
         let (prover, sector) = ([3u8; 32], 17);
         let c1 = fixtures::shaped_c1(proof, 5, prover, sector).unwrap();

@@ -117,7 +117,7 @@ unsafe fn proof_bytes(proof: *const cuzk_proof) -> Vec<u8> {
 #[test]
 fn synthetic_porep_c2_through_the_c_abi_verifies_with_filecoin_proofs() {
     let f = common::fixture();
-    let proof = cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
+    let proof = cuzk::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
     let sector = cuzk::fixtures::ensure_sector(&cuzk::fixtures::default_root(), proof, cuzk::fixtures::DEFAULT_SEED).expect("synthetic sector");
     let c1 = sector.c1_json().expect("c1");
     let mut err = ptr::null_mut();
@@ -185,7 +185,7 @@ fn assert_metrics(m: &str, done: u64) {
 fn fixed_r_s_is_byte_identical_to_bellperson() {
     let f = common::fixture();
     let srs = Srs::load(common::PROOF, &f.params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
+    let inputs = cuzk::kinds::porep::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id).unwrap();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(42);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
 

@@ -15,7 +15,7 @@ use blstrs::Scalar;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures::{self, SectorFixture};
 use cuzk::prover::{Backend, CpuBackend};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 use ff::Field;
 use rand::SeedableRng;
@@ -39,7 +39,7 @@ fn real_512mib_c2_verifies_with_filecoin_proofs() {
 
     // Fixed r, s: the CPU backend equals bellperson, and that proof verifies.
     let srs = Srs::load(PROOF, &params, Validation::None).unwrap();
-    let inputs = cuzk::synth::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
+    let inputs = cuzk::kinds::porep::parse_c1(&c1, &sector.prover_id, sector.sector_id).unwrap();
     assert_eq!(inputs.circuits.partitions(), 1);
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(512);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));

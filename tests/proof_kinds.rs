@@ -308,7 +308,7 @@ fn through_the_c_abi() {
     let (st, m) = common::call(|err| unsafe { cuzk_engine_new(cfg.as_ptr(), &mut engine, err) });
     assert_eq!(st, Status::Ok, "{m}");
     let e = engine as *const cuzk_engine;
-    use cuzk::kinds::circuit::{post_to_number, update_to_number};
+    use cuzk::kinds::registry::{post_to_number, update_to_number};
     let (w, d, u) = (&kinds.winning, &kinds.window, &kinds.update);
     for (kind, n) in [(CUZK_KIND_WINNING_POST, post_to_number(w.proof)), (CUZK_KIND_WINDOW_POST, post_to_number(d.proof)), (CUZK_KIND_SNAP_DEALS, update_to_number(u.proof))] {
         let (st, m) = common::call(|err| unsafe { cuzk_srs_load_kind(e, kind, n, std::ptr::null(), std::ptr::null_mut(), err) });

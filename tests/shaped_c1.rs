@@ -6,7 +6,7 @@
 
 mod common;
 
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use serde_json::Value;
 
 /// The structure of a JSON value: objects by key, arrays by length (32-number arrays are field
@@ -39,13 +39,13 @@ fn shaped_c1_synthesizes_to_the_real_circuit_shape() {
     for proof in [StackedDrg2KiBV1_1, StackedDrg8MiBV1_1, StackedDrg512MiBV1_1] {
         let (prover, sector) = ([7u8; 32], 42);
         let c1 = cuzk::fixtures::shaped_c1(proof, 3, prover, sector).unwrap();
-        let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).unwrap_or_else(|e| panic!("{proof:?}: {}", e.message));
+        let inputs = cuzk::kinds::porep::parse_c1(&c1, &prover, sector).unwrap_or_else(|e| panic!("{proof:?}: {}", e.message));
         let want = cuzk::synth::shape::count(proof).unwrap();
         let hint = cuzk::synth::SizeHint { constraints: want.constraints, inputs: want.ic, aux: want.l };
         let asg = inputs.circuits.synthesize(0, hint).unwrap();
         assert_eq!(asg.num_constraints(), want.constraints, "{proof:?} constraints");
         assert_eq!(asg.input.len(), want.ic, "{proof:?} inputs");
         assert_eq!(asg.aux.len(), want.l, "{proof:?} aux");
-        assert_eq!(inputs.circuits.partitions(), cuzk::synth::validate::Shape::of(proof).unwrap().partitions);
+        assert_eq!(inputs.circuits.partitions(), cuzk::kinds::porep::validate::Shape::of(proof).unwrap().partitions);
     }
 }

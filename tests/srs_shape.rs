@@ -6,7 +6,7 @@
 mod common;
 
 use cuzk::kinds::{CircuitId, RegisteredPoStProof, RegisteredUpdateProof};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::synth::shape::count_circuit;
 
 fn sections(c: &cuzk::synth::shape::CircuitShape) -> [usize; 6] {

@@ -5,7 +5,7 @@
 use bellperson::groth16::{create_proof_batch, generate_random_parameters, prepare_verifying_key, verify_proof};
 use blstrs::{Bls12, Scalar};
 use cuzk::prover::{Backend, CpuBackend};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::Srs;
 use cuzk::synth::{Assignment, SizeHint, Toy};
 use ff::{Field, PrimeField};

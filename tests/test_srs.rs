@@ -12,9 +12,10 @@ use blstrs::Scalar;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures::{cc_sector_c1, test_srs};
 use cuzk::prover::{Backend, CpuBackend};
-use cuzk::registry::{self, RegisteredSealProof};
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::Srs;
-use cuzk::synth::{parse_c1, R1cs, SizeHint};
+use cuzk::kinds::porep::parse_c1;
+use cuzk::synth::{R1cs, SizeHint};
 use ff::Field;
 
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
@@ -36,10 +37,10 @@ fn generated_srs_proves_and_verifies_at_2kib() {
     // Written as filecoin-proofs' params and vk files, for the engine below.
     let dir = std::env::temp_dir().join(format!("cuzk-test-srs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(registry::params_file_name(PROOF).unwrap())).unwrap());
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(cuzk::kinds::CircuitId::Seal(PROOF).params_file_name().unwrap())).unwrap());
     params.write(&mut f).unwrap();
     drop(f);
-    let mut f = std::fs::File::create(dir.join(registry::vk_file_name(PROOF).unwrap())).unwrap();
+    let mut f = std::fs::File::create(dir.join(cuzk::kinds::CircuitId::Seal(PROOF).vk_file_name().unwrap())).unwrap();
     params.vk.write(&mut f).unwrap();
     drop(f);
 

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures;
-use cuzk::registry::{self, RegisteredSealProof};
-use cuzk::verify::SealStatement;
+use cuzk::kinds::registry::{self, RegisteredSealProof};
+use cuzk::kinds::porep::SealStatement;
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cuzk::DEFAULT_LOG_FILTER)).init();
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         let srs = engine.srs_load(proof, None)?;
         println!(
             "SRS {} loaded in {:.2}s ({} MiB resident); backend {}",
-            registry::name(proof),
+            registry::seal_name(proof),
             srs.load_time.as_secs_f64(),
             srs.resident_bytes >> 20,
             engine.backend_name()

@@ -86,7 +86,7 @@ fn main() -> ExitCode {
                 })
                 .to_string());
             }
-            let proof = cuzk::registry::parse(&p)?;
+            let proof = cuzk::kinds::registry::parse_seal(&p)?;
             let params = if with_params { Some(cuzk::fixtures::ensure_params(&root, proof, seed)?) } else { None };
             let sector = cuzk::fixtures::ensure_sector(&root, proof, seed)?;
             Ok(serde_json::json!({ "params": params, "params_dir": cuzk::fixtures::params_dir(&root), "sector": sector }).to_string())
@@ -125,7 +125,7 @@ fn kinds(root: &std::path::Path, seed: u64) -> ExitCode {
 fn cc_sector(a: &cli::Parsed) -> ExitCode {
     let Some(GenArgs { proof, seed, out, verify }) = gen_args(a) else { return ExitCode::from(2) };
     let run = || -> cuzk::error::Result<serde_json::Value> {
-        let proof = cuzk::registry::parse(&proof)?;
+        let proof = cuzk::kinds::registry::parse_seal(&proof)?;
         let t = std::time::Instant::now();
         let (c1, mut sector) = cuzk::fixtures::cc_sector_c1(proof, seed)?;
         sector.c1_path = out.join("c1.json");
@@ -168,7 +168,7 @@ fn cc_update(a: &cli::Parsed) -> ExitCode {
 fn test_srs(a: &cli::Parsed) -> ExitCode {
     let Some(GenArgs { proof, seed, out, .. }) = gen_args(a) else { return ExitCode::from(2) };
     let run = || -> cuzk::error::Result<serde_json::Value> {
-        let proof = cuzk::registry::parse(&proof)?;
+        let proof = cuzk::kinds::registry::parse_seal(&proof)?;
         let sections = cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no section sizes for {proof:?}"))?;
         let hint = cuzk::synth::SizeHint { constraints: sections[1] + 1, inputs: sections[0], aux: sections[2] };
         let t = std::time::Instant::now();
@@ -180,9 +180,9 @@ fn test_srs(a: &cli::Parsed) -> ExitCode {
         let dir = out.join(format!("test-srs-seed-{seed}-NOT-FOR-PRODUCTION"));
         std::fs::create_dir_all(&dir).map_err(|e| cuzk::err!(Internal, "creating {}: {e}", dir.display()))?;
         let file = |name: String| std::fs::File::create(dir.join(&name)).map(std::io::BufWriter::new).map_err(|e| cuzk::err!(Internal, "creating {name}: {e}"));
-        let mut f = file(cuzk::registry::params_file_name(proof)?)?;
+        let mut f = file(cuzk::kinds::CircuitId::Seal(proof).params_file_name()?)?;
         params.write(&mut f).and_then(|_| std::io::Write::flush(&mut f)).map_err(|e| cuzk::err!(Internal, "writing the params: {e}"))?;
-        let mut f = file(cuzk::registry::vk_file_name(proof)?)?;
+        let mut f = file(cuzk::kinds::CircuitId::Seal(proof).vk_file_name()?)?;
         params.vk.write(&mut f).and_then(|_| std::io::Write::flush(&mut f)).map_err(|e| cuzk::err!(Internal, "writing the vk: {e}"))?;
         std::fs::write(
             dir.join("TEST-SRS-NOT-FOR-PRODUCTION.txt"),
@@ -191,7 +191,7 @@ fn test_srs(a: &cli::Parsed) -> ExitCode {
         .map_err(|e| cuzk::err!(Internal, "writing the notice: {e}"))?;
         Ok(serde_json::json!({
             "warning": "TEST SRS: seeded toxic waste, anyone can forge proofs under it; never for production",
-            "proof": cuzk::registry::name(proof), "seed": seed, "params_dir": dir,
+            "proof": cuzk::kinds::registry::seal_name(proof), "seed": seed, "params_dir": dir,
             "record_s": recorded, "generate_s": generated,
         }))
     };

@@ -191,7 +191,7 @@ impl EngineConfig {
     }
 
     pub fn params_dir(&self) -> PathBuf {
-        self.params_dir.clone().unwrap_or_else(crate::registry::default_params_dir)
+        self.params_dir.clone().unwrap_or_else(crate::srs::default_params_dir)
     }
 
     /// Partitions synthesized at once: explicit, else one per two cores. (Each partition's

@@ -45,9 +45,8 @@ pub use status::{result_json, timings_json, KindCounts, Overview};
 use crate::error::{Error, Result};
 use crate::kinds::{CircuitId, ProofRequest, Statement};
 use crate::prover::{select_backend, Backend, BackendChoice};
-use crate::registry;
 use crate::srs::{Srs, SrsManager};
-use crate::verify::SealStatement;
+use crate::kinds::porep::SealStatement;
 use dealloc::Deallocator;
 use job::Job;
 use queue::WorkQueue;
@@ -209,7 +208,7 @@ impl Engine {
     /// Check a seal proof against the resident SRS of its proof type (or the `.vk` file in the
     /// params dir when none is loaded).
     pub fn verify_seal(&self, st: &SealStatement, proof: &[u8]) -> Result<bool> {
-        registry::ensure_supported(st.proof_type)?;
+        crate::kinds::CircuitId::Seal(st.proof_type).ensure_supported()?;
         self.verify(st.proof_type, st, proof)
     }
 
@@ -222,7 +221,7 @@ impl Engine {
             Some(srs) => statement.verify(&srs.pvk, proof),
             None => {
                 let path = self.shared.config.params_dir().join(circuit.vk_file_name()?);
-                let pvk = crate::verify::read_prepared_vk(&path)?;
+                let pvk = crate::srs::read_prepared_vk(&path)?;
                 statement.verify(&pvk, proof)
             }
         }

@@ -101,9 +101,10 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::registry::RegisteredSealProof;
+    use crate::kinds::registry::RegisteredSealProof;
     use crate::srs::Srs;
-    use crate::synth::{Assignment, PartitionCircuits, SealJobInputs, SizeHint};
+    use crate::kinds::porep::SealJobInputs;
+    use crate::synth::{Assignment, PartitionCircuits, SizeHint};
 
     /// Partition circuits that are never synthesized: only their count matters here.
     struct Count(usize);

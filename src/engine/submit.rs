@@ -71,7 +71,7 @@ impl Engine {
     /// engine's own benchmarks and soak runs with synthetic circuits: no C1, no request id;
     /// turn `verify` off unless the circuits are real seal circuits).
     #[doc(hidden)]
-    pub fn submit_circuits(&self, inputs: crate::synth::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
+    pub fn submit_circuits(&self, inputs: crate::kinds::porep::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
         self.shared.accepting()?;
         let job = Pending { key: None, priority, submitted: Instant::now(), srs_time: Duration::ZERO, ticket: None };
         self.enqueue(job, crate::kinds::seal_inputs(inputs, [0; 32], 0), srs)

@@ -11,7 +11,7 @@ use crate::engine::Submission;
 use crate::error::{Result, Status};
 use crate::kinds::post::{window_statement, winning_statement, PublicReplica};
 use crate::kinds::update::{update_statement, UpdateCommitments};
-use crate::kinds::{circuit, PoStRequest, ProofKind, ProofRequest, UpdateRequest};
+use crate::kinds::{registry, PoStRequest, ProofKind, ProofRequest, UpdateRequest};
 
 /// Proof kinds, as `cuzk_srs_load_kind` takes them.
 pub const CUZK_KIND_POREP: i32 = 0;
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn cuzk_submit_snap_deals(
     guard(err, || {
         let req = || {
             Ok(ProofRequest::SnapDeals(UpdateRequest {
-                proof: circuit::update_from_number(registered_update_proof)?,
+                proof: registry::update_from_number(registered_update_proof)?,
                 vanilla_proofs: byte_list(vanilla_proofs, vanilla_count, "vanilla_proofs")?,
                 comm_r_old: arg_32(comm_r_old, "comm_r_old")?,
                 comm_r_new: arg_32(comm_r_new, "comm_r_new")?,
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn cuzk_verify_snap_deals(
 ) -> Status {
     guard(err, || {
         let e = arg(engine, "engine")?;
-        let p = circuit::update_from_number(registered_update_proof)?;
+        let p = registry::update_from_number(registered_update_proof)?;
         let c = UpdateCommitments {
             comm_r_old: arg_32(comm_r_old, "comm_r_old")?,
             comm_r_new: arg_32(comm_r_new, "comm_r_new")?,

@@ -10,7 +10,7 @@ use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
 use crate::kinds::{CircuitId, ProofKind};
-use crate::registry;
+use crate::kinds::registry;
 
 /// Load and keep resident the SRS of `registered_proof` (filecoin-ffi's RegisteredSealProof
 /// number, e.g. 5 = StackedDrg2KiBV1_1). `path`: the `.params` file, or NULL to use
@@ -29,7 +29,7 @@ pub unsafe extern "C" fn cuzk_srs_load(
 ) -> Status {
     guard(err, || {
         let e = arg(engine, "engine")?;
-        let proof = registry::from_number(registered_proof)?;
+        let proof = registry::seal_from_number(registered_proof)?;
         let path = arg_opt_str(path, "path")?;
         let srs = e.inner.srs_load(proof, path.map(Path::new))?;
         write_opt(out_load_seconds, srs.load_time.as_secs_f64());
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn cuzk_srs_evict(
 ) -> Status {
     guard(err, || {
         let e = arg(engine, "engine")?;
-        let was = e.inner.srs_evict(registry::from_number(registered_proof)?)?;
+        let was = e.inner.srs_evict(registry::seal_from_number(registered_proof)?)?;
         write_opt(out_was_loaded, was);
         Ok(())
     })
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn cuzk_srs_status(
 ) -> Status {
     guard(err, || {
         let e = arg(engine, "engine")?;
-        let srs = e.inner.srs_get(registry::from_number(registered_proof)?)?;
+        let srs = e.inner.srs_get(registry::seal_from_number(registered_proof)?)?;
         write_opt(out_loaded, srs.is_some());
         write_opt(out_resident_bytes, srs.map_or(0, |s| s.resident_bytes));
         Ok(())
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn cuzk_c1_registered_proof(
     guard(err, || {
         let c1 = arg_bytes(c1_json, c1_len, "c1_json")?;
         let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
-        out_registered_proof.write(registry::to_number(crate::synth::c1_registered_proof(c1)?));
+        out_registered_proof.write(registry::seal_to_number(crate::kinds::porep::c1_registered_proof(c1)?));
         Ok(())
     })
 }
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn cuzk_c1_registered_proof(
 /// ("StackedDrg2KiBV1_1" for 5): a static string, never freed; NULL for unknown numbers.
 #[no_mangle]
 pub extern "C" fn cuzk_registered_proof_name(registered_proof: i64) -> *const c_char {
-    registry::c_name(registered_proof).map_or(std::ptr::null(), |s| s.as_ptr())
+    registry::seal_c_name(registered_proof).map_or(std::ptr::null(), |s| s.as_ptr())
 }
 
 /// Parse a registered proof given as its name ("StackedDrg32GiBV1_1") or its number ("8").
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn cuzk_registered_proof_parse(
     guard(err, || {
         let name = arg_opt_str(name, "name")?.ok_or_else(|| err!(InvalidArgument, "name is NULL"))?;
         let out_registered_proof = out(out_registered_proof, "out_registered_proof")?;
-        out_registered_proof.write(registry::to_number(registry::parse(name)?));
+        out_registered_proof.write(registry::seal_to_number(registry::parse_seal(name)?));
         Ok(())
     })
 }

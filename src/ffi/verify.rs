@@ -4,8 +4,8 @@ use super::boundary::{arg, arg_32, arg_bytes, guard, out};
 use super::engine::cuzk_engine;
 use super::error::cuzk_error;
 use crate::error::Status;
-use crate::registry;
-use crate::verify::SealStatement;
+use crate::kinds::registry;
+use crate::kinds::porep::SealStatement;
 
 /// Verify a PoRep seal proof like filecoin-proofs' `verify_seal`. Uses the resident SRS of
 /// `registered_proof`, else reads the `.vk` file from the engine's params dir.
@@ -33,7 +33,7 @@ pub unsafe extern "C" fn cuzk_verify_seal(
     guard(err, || {
         let e = arg(engine, "engine")?;
         let st = SealStatement {
-            proof_type: registry::from_number(registered_proof)?,
+            proof_type: registry::seal_from_number(registered_proof)?,
             comm_r: arg_32(comm_r, "comm_r")?,
             comm_d: arg_32(comm_d, "comm_d")?,
             prover_id: arg_32(prover_id, "prover_id")?,

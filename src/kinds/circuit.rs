@@ -1,11 +1,9 @@
-//! Circuit identity: which Groth16 circuit (and so which SRS) a proof is made with, the numbers
-//! C and Go callers use for each kind's registered proofs (filecoin-ffi's numbering), and the
-//! params file names (`v28-<circuit id>.params`).
+//! Circuit identity: which Groth16 circuit (and so which SRS and recorded circuit) a proof is
+//! made with, its name, kind and params file names (`v28-<circuit id>.params`). The numbers C
+//! and Go callers use for each kind's registered proofs map to it in [`super::registry`].
 
+use super::registry::{self, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use crate::error::Result;
-use crate::registry::RegisteredSealProof;
-
-pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
 
 /// The circuit of a registered proof of any kind: what an SRS belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,57 +31,6 @@ impl From<RegisteredUpdateProof> for CircuitId {
     }
 }
 
-/// filecoin-ffi numbering: Winning V1 0..4, Window V1 5..9, Window V1_2 10..14 (go-state-types
-/// calls the last V1_1), each ordered 2K, 8M, 512M, 32G, 64G.
-const POST_BY_NUMBER: [RegisteredPoStProof; 15] = {
-    use RegisteredPoStProof::*;
-    [
-        StackedDrgWinning2KiBV1,
-        StackedDrgWinning8MiBV1,
-        StackedDrgWinning512MiBV1,
-        StackedDrgWinning32GiBV1,
-        StackedDrgWinning64GiBV1,
-        StackedDrgWindow2KiBV1,
-        StackedDrgWindow8MiBV1,
-        StackedDrgWindow512MiBV1,
-        StackedDrgWindow32GiBV1,
-        StackedDrgWindow64GiBV1,
-        StackedDrgWindow2KiBV1_2,
-        StackedDrgWindow8MiBV1_2,
-        StackedDrgWindow512MiBV1_2,
-        StackedDrgWindow32GiBV1_2,
-        StackedDrgWindow64GiBV1_2,
-    ]
-};
-
-/// filecoin-ffi numbering of `RegisteredUpdateProof`: 2K, 8M, 512M, 32G, 64G.
-const UPDATE_BY_NUMBER: [RegisteredUpdateProof; 5] = {
-    use RegisteredUpdateProof::*;
-    [StackedDrg2KiBV1, StackedDrg8MiBV1, StackedDrg512MiBV1, StackedDrg32GiBV1, StackedDrg64GiBV1]
-};
-
-pub fn post_from_number(n: i64) -> Result<RegisteredPoStProof> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|i| POST_BY_NUMBER.get(i).copied())
-        .ok_or_else(|| err!(InvalidArgument, "unknown registered PoSt proof number {n} (expected 0..=14)"))
-}
-
-pub fn post_to_number(p: RegisteredPoStProof) -> i64 {
-    POST_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
-}
-
-pub fn update_from_number(n: i64) -> Result<RegisteredUpdateProof> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|i| UPDATE_BY_NUMBER.get(i).copied())
-        .ok_or_else(|| err!(InvalidArgument, "unknown registered update proof number {n} (expected 0..=4)"))
-}
-
-pub fn update_to_number(p: RegisteredUpdateProof) -> i64 {
-    UPDATE_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
-}
-
 impl CircuitId {
     /// The registered proof's name ("StackedDrgWinning2KiBV1").
     pub fn name(self) -> String {
@@ -97,29 +44,29 @@ impl CircuitId {
     /// The circuit a registered proof's name (as [`Self::name`] writes it: `StackedDrg32GiBV1_1`,
     /// `StackedDrgWindow32GiBV1_2`, `UpdateStackedDrg32GiBV1`) or a seal proof's number names.
     pub fn parse(s: &str) -> Result<CircuitId> {
-        if let Some(p) = POST_BY_NUMBER.iter().find(|p| format!("{p:?}") == s) {
+        if let Some(p) = registry::POST_BY_NUMBER.iter().find(|p| format!("{p:?}") == s) {
             return Ok(CircuitId::PoSt(*p));
         }
-        if let Some(p) = UPDATE_BY_NUMBER.iter().find(|p| format!("Update{p:?}") == s) {
+        if let Some(p) = registry::UPDATE_BY_NUMBER.iter().find(|p| format!("Update{p:?}") == s) {
             return Ok(CircuitId::Update(*p));
         }
-        crate::registry::parse(s).map(CircuitId::Seal)
+        registry::parse_seal(s).map(CircuitId::Seal)
     }
 
     /// A circuit of `kind` numbered `n` the filecoin-ffi way for that kind.
     pub fn from_number(kind: super::ProofKind, n: i64) -> Result<CircuitId> {
         use super::ProofKind::*;
         Ok(match kind {
-            PoRep => CircuitId::Seal(crate::registry::from_number(n)?),
+            PoRep => CircuitId::Seal(registry::seal_from_number(n)?),
             WinningPoSt | WindowPoSt => {
-                let p = post_from_number(n)?;
+                let p = registry::post_from_number(n)?;
                 let want = if kind == WinningPoSt { filecoin_proofs::PoStType::Winning } else { filecoin_proofs::PoStType::Window };
                 if p.typ() != want {
                     return Err(err!(InvalidArgument, "{p:?} (number {n}) is not a {} proof", kind.name()));
                 }
                 CircuitId::PoSt(p)
             }
-            SnapDeals => CircuitId::Update(update_from_number(n)?),
+            SnapDeals => CircuitId::Update(registry::update_from_number(n)?),
         })
     }
 
@@ -156,6 +103,11 @@ impl CircuitId {
         Ok(format!("v28-{}.meta", self.identifier()?))
     }
 
+    /// Where its params file lies in `dir`.
+    pub fn params_path(self, dir: &std::path::Path) -> Result<std::path::PathBuf> {
+        Ok(dir.join(self.params_file_name()?))
+    }
+
     /// The kind of proof made with this circuit.
     pub fn kind(self) -> super::ProofKind {
         match self {
@@ -178,31 +130,12 @@ impl CircuitId {
     /// PoRep, whose proof is an aggregate).
     pub fn ensure_supported(self) -> Result<()> {
         match self {
-            CircuitId::Seal(p) => crate::registry::ensure_supported(p),
+            CircuitId::Seal(p) if p.feature_enabled(filecoin_proofs_api::ApiFeature::NonInteractivePoRep) => {
+                Err(err!(Unsupported, "{} needs an aggregated proof, which cuzk does not produce yet", self.name()))
+            }
+            CircuitId::Seal(_) => Ok(()),
             CircuitId::PoSt(_) | CircuitId::Update(_) => Ok(()),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_round_trip() {
-        for n in 0..15 {
-            assert_eq!(post_to_number(post_from_number(n).unwrap()), n);
-        }
-        for n in 0..5 {
-            assert_eq!(update_to_number(update_from_number(n).unwrap()), n);
-        }
-        assert!(post_from_number(15).is_err() && post_from_number(-1).is_err());
-        assert!(update_from_number(5).is_err());
-        assert_eq!(post_from_number(10).unwrap(), RegisteredPoStProof::StackedDrgWindow2KiBV1_2);
-        use super::super::ProofKind;
-        assert!(CircuitId::from_number(ProofKind::WinningPoSt, 5).is_err(), "a window proof is not a winning proof");
-        assert!(CircuitId::from_number(ProofKind::WindowPoSt, 0).is_err());
-        assert!(CircuitId::from_number(ProofKind::WindowPoSt, 10).is_ok());
     }
 }
 
@@ -237,9 +170,9 @@ mod identifier_tests {
     /// Every registered proof of every kind names params that exist: the ones filecoin-proofs reads.
     #[test]
     fn identifiers_are_published_params() {
-        let mut all: Vec<CircuitId> = (0..15).map(|n| CircuitId::Seal(crate::registry::from_number(n).unwrap())).collect();
-        all.extend((0..15).map(|n| CircuitId::PoSt(post_from_number(n).unwrap())));
-        all.extend((0..5).map(|n| CircuitId::Update(update_from_number(n).unwrap())));
+        let mut all: Vec<CircuitId> = (0..15).map(|n| CircuitId::Seal(registry::seal_from_number(n).unwrap())).collect();
+        all.extend((0..15).map(|n| CircuitId::PoSt(registry::post_from_number(n).unwrap())));
+        all.extend((0..5).map(|n| CircuitId::Update(registry::update_from_number(n).unwrap())));
         for c in all {
             let id = c.identifier().unwrap();
             assert!(PUBLISHED.contains(&id.as_str()), "{}: {id} is not a published params file", c.name());

@@ -1,12 +1,23 @@
-//! Proof kinds: PoRep C2, WinningPoSt, WindowPoSt and SnapDeals. Each kind's module supplies
-//! what the engine needs of it — parsing and validating its inputs (filecoin-proofs-api 19.x
-//! shapes), its partition circuits, its circuit (SRS) identity, its verification and its default
-//! priority — so the engine proves every kind the same way and a new kind is one module here
-//! plus its ABI and Go wrappers.
+//! Proof kinds: PoRep C2, WinningPoSt, WindowPoSt and SnapDeals, one door each. A kind's module
+//! turns its request into [`JobInputs`]: its partition circuits ([`PartitionCircuits`]: full
+//! synthesis, and the recorded path — `recordable`, `record`, `witness` — with how many
+//! independent sub-circuits a partition spreads over), its [`Statement`] (verification), its
+//! circuit identity ([`CircuitId`], which keys its SRS and recorded circuit) and a subject for
+//! log lines. The engine proves every kind the same way and names none of them.
+//!
+//! Adding a kind = one module here plus one registration: its filecoin-ffi numbering in
+//! [`registry`] and its variant of [`CircuitId`] (then its ABI and Go wrappers). How the four
+//! look: `porep/` (C1 parsing, validation, native witness, statement, verification: the model),
+//! `post/` (WinningPoSt and WindowPoSt, sectors or challenges on all threads) and `update.rs`
+//! (SnapDeals), the last two getting their recorded path from `compound.rs`, whose one generic
+//! synthesis fills the assignment, the witness or the recorder alike.
 
+// First: its `with_tree_shape!` is used by the kinds below.
+#[macro_use]
+pub mod registry;
 pub mod circuit;
 mod compound;
-mod porep;
+pub mod porep;
 pub mod post;
 pub mod update;
 mod vanilla;
@@ -16,7 +27,8 @@ use std::sync::Arc;
 use bellperson::groth16::PreparedVerifyingKey;
 use blstrs::Bls12;
 
-pub use circuit::{CircuitId, RegisteredPoStProof, RegisteredUpdateProof};
+pub use circuit::CircuitId;
+pub use registry::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 pub use compound::PROOF_BYTES;
 #[cfg(feature = "tools")] // the fixtures decode their generated vanilla proofs as the engine does
 pub(crate) use compound::decode_all;

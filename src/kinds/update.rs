@@ -37,7 +37,7 @@ pub struct UpdateCommitments {
 
 impl UpdateRequest<'_> {
     pub(super) fn digest_into(&self, field: &mut impl FnMut(&[u8])) {
-        field(&super::circuit::update_to_number(self.proof).to_le_bytes());
+        field(&super::registry::update_to_number(self.proof).to_le_bytes());
         field(&self.comm_r_old);
         field(&self.comm_r_new);
         field(&self.comm_d_new);

@@ -4,6 +4,7 @@
 pub mod cache;
 mod decode;
 mod shape;
+mod vk;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKe
 use blstrs::Bls12;
 
 pub use decode::{check_vk, decode_params, ReadAt, Validation};
+pub use vk::{read_prepared_vk, read_vk};
 pub use shape::expected as expected_shape;
 pub use shape::expected_seal as expected_sections;
 
@@ -23,6 +25,15 @@ use crate::error::Result;
 use crate::files::{self, Trust};
 use crate::kinds::CircuitId;
 
+/// The default parameter directory, as filecoin-proofs finds it: `FIL_PROOFS_PARAMETER_CACHE`,
+/// else `/var/tmp/filecoin-proof-parameters` (read, never written).
+pub fn default_params_dir() -> PathBuf {
+    std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"))
+}
+
 /// The `.vk` file beside a params file (`v28-<id>.params` → `v28-<id>.vk`), when there is one,
 /// must hold the same verifying key: a params file edited or swapped behind its `.vk` is refused.
 fn check_vk_file(params: &Path, vk: &bellperson::groth16::VerifyingKey<Bls12>) -> Result<()> {
@@ -30,7 +41,7 @@ fn check_vk_file(params: &Path, vk: &bellperson::groth16::VerifyingKey<Bls12>) -
     if vk_path == params || matches!(std::fs::symlink_metadata(&vk_path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
         return Ok(());
     }
-    let theirs = crate::verify::read_vk(&vk_path)?;
+    let theirs = vk::read_vk(&vk_path)?;
     if theirs != *vk {
         return Err(err!(
             SrsLoad,
@@ -360,7 +371,7 @@ mod tests {
         let not_a_dir = dir.join("cache-is-a-file");
         std::fs::write(&not_a_dir, b"x").unwrap();
 
-        let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
+        let proof = crate::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
         let srs = Srs::load_shaped(proof.into(), &params, Validation::OnCurve, Some(&not_a_dir), Some([2, 3, 2, 2, 2, 2]), CancelToken::never()).expect("load");
         assert!(!srs.from_cache);
         assert!(srs.params == p);
@@ -374,7 +385,7 @@ mod tests {
     #[test]
     fn a_cancelled_load_stops_and_keeps_nothing() {
         let (_, dir, params) = tiny_params_file("cancel");
-        let proof = crate::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
+        let proof = crate::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
         let shape = Some([2, 3, 2, 2, 2, 2]);
 
         // Reading: the decode checks the token before each chunk of points.

@@ -68,6 +68,6 @@ pub fn check(circuit: CircuitId, sections: &[Section; 6], want: [usize; 6], path
 }
 
 /// The section sizes of a seal proof's params (ic, h, l, a, b_g1, b_g2), if its size is known.
-pub fn expected_seal(proof: crate::registry::RegisteredSealProof) -> Option<[usize; 6]> {
+pub fn expected_seal(proof: crate::kinds::registry::RegisteredSealProof) -> Option<[usize; 6]> {
     expected(proof.into()).ok()
 }

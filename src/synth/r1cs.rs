@@ -80,8 +80,8 @@ impl R1cs {
     pub fn record(circuit: impl Into<CircuitId>, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         use crate::kinds::{post, update, RegisteredPoStProof, RegisteredUpdateProof};
         let id = circuit.into();
-        fn blank_seal<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait>(id: CircuitId, p: crate::registry::RegisteredSealProof, hint: SizeHint, c: Cancelled<'_>) -> Result<R1cs> {
-            blank(id, super::shape::blank_circuit::<Tree>(p)?, hint, c)
+        fn blank_seal<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait>(id: CircuitId, p: crate::kinds::registry::RegisteredSealProof, hint: SizeHint, c: Cancelled<'_>) -> Result<R1cs> {
+            blank(id, crate::kinds::porep::blank_circuit::<Tree>(p)?, hint, c)
         }
         fn blank_post<Tree: 'static + filecoin_proofs::types::MerkleTreeTrait>(id: CircuitId, p: RegisteredPoStProof, hint: SizeHint, c: Cancelled<'_>) -> Result<R1cs> {
             blank(id, post::blank_circuit::<Tree>(p)?, hint, c)

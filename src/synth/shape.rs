@@ -7,14 +7,11 @@ use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Var
 use bitvec::vec::BitVec;
 use blstrs::Scalar;
 use ff::Field;
-use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::types::MerkleTreeTrait;
-use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::error::{Result, ResultExt, Status};
 use crate::kinds::CircuitId;
-use crate::registry::RegisteredSealProof;
+use crate::kinds::registry::RegisteredSealProof;
 
 /// Points per params section: ic, h, l, a, b_g1 (= b_g2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,19 +139,6 @@ pub fn count_circuit(circuit: CircuitId) -> Result<CircuitShape> {
     }
 }
 
-/// `proof`'s partition circuit without a witness: what params are generated from
-/// (`fixtures`) and what [`count`] counts.
-pub(crate) fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
-    proof: RegisteredSealProof,
-) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
-    let config = proof.as_v1_config();
-    let public_params =
-        filecoin_proofs::parameters::public_params::<Tree>(&config).status(Status::Internal, "public params")?;
-    Ok(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
-        &public_params,
-    ))
-}
-
 fn count_blank(circuit: impl bellperson::Circuit<Scalar>) -> Result<CircuitShape> {
     let mut cs = Counter::default();
     cs.alloc_input(|| "one", || Ok(Scalar::ONE)).status(Status::Internal, "counting")?;
@@ -163,7 +147,7 @@ fn count_blank(circuit: impl bellperson::Circuit<Scalar>) -> Result<CircuitShape
 }
 
 fn count_seal<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<CircuitShape> {
-    count_blank(blank_circuit::<Tree>(proof)?)
+    count_blank(crate::kinds::porep::blank_circuit::<Tree>(proof)?)
 }
 
 fn count_post<Tree: 'static + MerkleTreeTrait>(proof: crate::kinds::RegisteredPoStProof) -> Result<CircuitShape> {

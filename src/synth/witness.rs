@@ -357,13 +357,16 @@ impl ConstraintSystem<Scalar> for WitnessFork<'_> {
     }
 }
 
-impl super::native::Sink for WitnessFork<'_> {
+impl WitnessFork<'_> {
+    /// A new aux variable of value 0 or 1, allocated without a gadget (`kinds::porep::native`).
     #[inline]
-    fn bit(&mut self, v: bool) {
+    pub(crate) fn push_bit(&mut self, v: bool) {
         self.aux.push(if v { Scalar::ONE } else { Scalar::ZERO });
     }
+
+    /// `n` constraints enforced without a gadget (their values come from the recorded R1CS).
     #[inline]
-    fn constraints(&mut self, n: usize) {
+    pub(crate) fn add_constraints(&mut self, n: usize) {
         self.constraints += n;
     }
 }

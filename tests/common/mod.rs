@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Once;
 
 use cuzk::fixtures::{self, SectorFixture};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 
 pub const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 pub const PROOF_NUMBER: i64 = 5;
@@ -98,7 +98,7 @@ pub fn c_verify_seal(engine: *const cuzk::ffi::cuzk_engine, s: &SectorFixture, p
     let (st, m) = call(|err| unsafe {
         cuzk::ffi::cuzk_verify_seal(
             engine,
-            cuzk::registry::to_number(s.proof().expect("the fixture's registered proof")),
+            cuzk::kinds::registry::seal_to_number(s.proof().expect("the fixture's registered proof")),
             s.comm_r.as_ptr(),
             s.comm_d.as_ptr(),
             s.prover_id.as_ptr(),

@@ -96,7 +96,7 @@ pub fn c1_identity() -> &'static ([u8; 32], u64) {
     static ID: OnceLock<([u8; 32], u64)> = OnceLock::new();
     ID.get_or_init(|| {
         let root = cuzk::fixtures::default_root();
-        match cuzk::fixtures::ensure_sector(&root, cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1, cuzk::fixtures::DEFAULT_SEED) {
+        match cuzk::fixtures::ensure_sector(&root, cuzk::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1, cuzk::fixtures::DEFAULT_SEED) {
             Ok(s) => (s.prover_id, s.sector_id),
             Err(_) => ([1; 32], 1),
         }
@@ -106,8 +106,8 @@ pub fn c1_identity() -> &'static ([u8; 32], u64) {
 /// C1 parser and validator: any bytes as filecoin-ffi's C1 output.
 pub fn c1(data: &[u8]) {
     let (prover, sector) = c1_identity();
-    let _ = cuzk::synth::parse_c1(data, prover, *sector);
-    let _ = cuzk::synth::c1_registered_proof(data);
+    let _ = cuzk::kinds::porep::parse_c1(data, prover, *sector);
+    let _ = cuzk::kinds::porep::c1_registered_proof(data);
 }
 
 /// The 2 KiB kind fixtures' real vanilla proofs (sealed sectors, no params: parsing needs none).

@@ -147,4 +147,4 @@ pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool, vram_budget_mib: u6
 }
 
 #[allow(non_upper_case_globals)]
-const RegisteredProof: cuzk::registry::RegisteredSealProof = cuzk::registry::RegisteredSealProof::StackedDrg2KiBV1_1;
+const RegisteredProof: cuzk::kinds::registry::RegisteredSealProof = cuzk::kinds::registry::RegisteredSealProof::StackedDrg2KiBV1_1;

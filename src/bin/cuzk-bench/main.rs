@@ -33,7 +33,7 @@ use bellperson::groth16::ParameterSource;
 use blstrs::Bls12;
 use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 use cuzk::fixtures;
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 
 mod kinds;
@@ -212,7 +212,7 @@ fn drop_from_page_cache(path: &std::path::Path) {
 fn synth(runs: usize) {
     let root = fixtures::default_root();
     let sector = fixtures::ensure_sector(&root, PROOF, fixtures::DEFAULT_SEED).expect("sector");
-    let inputs = cuzk::synth::parse_c1(&sector.c1_json().expect("c1"), &sector.prover_id, sector.sector_id).expect("c1");
+    let inputs = cuzk::kinds::porep::parse_c1(&sector.c1_json().expect("c1"), &sector.prover_id, sector.sector_id).expect("c1");
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     println!("machine: {cores} cores; 2 KiB partition 0; {runs} runs each, interleaved");
     let hint = cuzk::synth::SizeHint::default();

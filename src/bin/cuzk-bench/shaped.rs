@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use cuzk::kinds::{CircuitId, ProofRequest};
-use cuzk::registry::{self, RegisteredSealProof};
+use cuzk::kinds::registry::{self, RegisteredSealProof};
 use cuzk::synth::{PartitionCircuits, SizeHint};
 /// Peak RSS since the last reset, in KiB (VmHWM), and its reset (Linux `clear_refs` 5).
 fn peak_kib() -> u64 {
@@ -110,13 +110,13 @@ fn run_seal(proof: RegisteredSealProof, runs: usize, modes: &str) {
     let c1 = cuzk::fixtures::shaped_c1(proof, 11, prover, sector).expect("shaped C1");
     let gen_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let inputs = cuzk::synth::parse_c1(&c1, &prover, sector).expect("parse");
+    let inputs = cuzk::kinds::porep::parse_c1(&c1, &prover, sector).expect("parse");
     let parse_s = t.elapsed().as_secs_f64();
     let shape = cuzk::synth::shape::count(proof).expect("shape");
     let hint = SizeHint { constraints: shape.constraints, inputs: shape.ic, aux: shape.l };
     println!(
         "{}: shaped C1 {} bytes generated in {gen_s:.1}s, parsed+validated in {parse_s:.2}s; {} constraints per partition; {cores} cores",
-        registry::name(proof),
+        registry::seal_name(proof),
         c1.len(),
         shape.constraints
     );
@@ -227,7 +227,7 @@ fn run_seal(proof: RegisteredSealProof, runs: usize, modes: &str) {
     }
     println!(
         "{}",
-        serde_json::json!({"bench": "synth-shaped", "proof": registry::name(proof), "cores": cores, "constraints": shape.constraints,
+        serde_json::json!({"bench": "synth-shaped", "proof": registry::seal_name(proof), "cores": cores, "constraints": shape.constraints,
             "c1_bytes_gen_s": gen_s, "parse_s": parse_s, "results": results})
     );
 }

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use blstrs::Bls12;
 use cuzk::engine::{Engine, EngineConfig, JobState};
 use cuzk::error::{Result, ResultExt, Status};
-use cuzk::registry::RegisteredSealProof;
+use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::Srs;
-use cuzk::synth::{Assignment, PartitionCircuits, SealJobInputs, SizeHint, Toy};
+use cuzk::kinds::porep::SealJobInputs;
+use cuzk::synth::{Assignment, PartitionCircuits, SizeHint, Toy};
 
 /// One partition: the synthetic PoRep-like circuit.
 struct ToySector(Toy);

@@ -8,7 +8,7 @@ pub(crate) use cuzk::engine::{Engine, EngineConfig, JobState, SubmitRequest};
 pub(crate) use cuzk::fixtures;
 pub(crate) use cuzk::prover::cuda_synthetic::{self as synthetic, Shape, Toy, WitnessMix};
 pub(crate) use cuzk::prover::{Backend, CpuBackend, CudaBackend, PhaseTimings};
-pub(crate) use cuzk::registry::RegisteredSealProof;
+pub(crate) use cuzk::kinds::registry::RegisteredSealProof;
 pub(crate) use cuzk::srs::{Srs, Validation};
 pub(crate) use cuzk::synth::{Assignment, SizeHint};
 pub(crate) use ff::Field;
@@ -132,7 +132,7 @@ pub(crate) fn fixture_kinds() -> bool {
 /// The 2 KiB SRS and the synthesized partition 0.
 pub(crate) fn load_2kib(f: &Fixture) -> cuzk::error::Result<(Srs, Assignment, f64)> {
     let srs = Srs::load(PROOF, &f.params, Validation::None)?;
-    let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
+    let inputs = cuzk::kinds::porep::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
     let t = Instant::now();
     let asg = inputs.circuits.synthesize(0, srs.size_hint())?;
     Ok((srs, asg, t.elapsed().as_secs_f64()))

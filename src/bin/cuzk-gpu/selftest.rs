@@ -192,7 +192,7 @@ fn recorded_2kib(gpu: &CudaBackend, f: &Fixture, srs: &Srs, full: Assignment) ->
         let t = Instant::now();
         let r1cs = Arc::new(cuzk::synth::R1cs::record(PROOF, srs.size_hint(), &|| false)?);
         let record_s = t.elapsed().as_secs_f64();
-        let inputs = cuzk::synth::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
+        let inputs = cuzk::kinds::porep::parse_c1(&f.c1, &f.sector.prover_id, f.sector.sector_id)?;
         let t = Instant::now();
         let deferred = r1cs.defer(inputs.circuits.witness(0, srs.size_hint())?)?;
         let witness_s = t.elapsed().as_secs_f64();

@@ -24,7 +24,7 @@ fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape>
 }
 
 pub(crate) fn bench_shaped(args: &Parsed) -> bool {
-    let proof = args.text("proof").map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), cuzk::registry::parse);
+    let proof = args.text("proof").map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), cuzk::kinds::registry::parse_seal);
     let jobs: usize = args.num("jobs", 2);
     // 1: partitions through the proof type's recorded circuit (recorded before timing, as a
     // long-running node has it); 0: full synthesis.
@@ -69,7 +69,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             std::thread::spawn(move || {
                 let shape = sections(proof)?;
                 let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
-                let inputs = cuzk::synth::parse_c1(&c1, &sector.0, sector.1)?;
+                let inputs = cuzk::kinds::porep::parse_c1(&c1, &sector.0, sector.1)?;
                 let t = Instant::now();
                 let r = inputs.circuits.record(0, hint, &|| false)?;
                 Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
@@ -210,7 +210,7 @@ fn run_engine(
                 let req = cuzk::engine::SubmitRequest { c1_json: c1, sector_id: sector.1, prover_id: sector.0, priority: 0, request_id: None };
                 return Ok((engine.submit(req)?, t));
             }
-            let inputs = cuzk::synth::parse_c1(c1, &sector.0, sector.1)?;
+            let inputs = cuzk::kinds::porep::parse_c1(c1, &sector.0, sector.1)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
             let at = Instant::now();
             Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))

@@ -491,7 +491,7 @@ mod tests {
     use crate::prover::assemble::{assemble, MsmSums};
     use crate::prover::msm::msm_sparse;
     use crate::prover::CpuBackend;
-    use crate::registry::RegisteredSealProof;
+    use crate::kinds::registry::RegisteredSealProof;
     use crate::synth::SizeHint;
     use synthetic::{clone_assignment, random_params, Shape, Toy};
 

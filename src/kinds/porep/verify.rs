@@ -1,4 +1,4 @@
-//! Seal proof verification with a resident verifying key — the same checks as filecoin-proofs'
+//! PoRep's statement and its verification with a resident verifying key — the same checks as filecoin-proofs'
 //! `verify_seal` (replica id from prover id / sector id / ticket / comm_d, per-partition public
 //! inputs, batch Groth16 verification), without its global parameter cache.
 
@@ -11,7 +11,7 @@ use storage_proofs_core::multi_proof::MultiProof;
 use storage_proofs_porep::stacked::{self, ChallengeRequirements, StackedCompound, StackedDrg};
 
 use crate::error::{Result, ResultExt, Status};
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::registry::{self, RegisteredSealProof};
 
 /// Everything a seal proof is checked against.
 #[derive(Debug, Clone, Copy)]
@@ -28,14 +28,14 @@ pub struct SealStatement {
 /// Ok(true) when `proof` is a valid seal proof of `st`; Ok(false) when it is well-formed but
 /// does not verify; Err for malformed input.
 pub fn verify_seal(pvk: &PreparedVerifyingKey<Bls12>, st: &SealStatement, proof: &[u8]) -> Result<bool> {
-    registry::ensure_supported(st.proof_type)?;
+    crate::kinds::CircuitId::Seal(st.proof_type).ensure_supported()?;
     let want = st.proof_type.single_partition_proof_len() * usize::from(st.proof_type.partitions());
     if proof.len() != want {
         return Err(err!(
             InvalidArgument,
             "proof is {} bytes; {} proofs are {} bytes",
             proof.len(),
-            registry::name(st.proof_type),
+            registry::seal_name(st.proof_type),
             want
         ));
     }
@@ -89,29 +89,4 @@ fn verify_tree<Tree: 'static + MerkleTreeTrait>(
         &ChallengeRequirements { minimum_challenges: config.minimum_challenges() },
     )
     .status(Status::Verification, "verification")
-}
-
-/// Read a `.vk` file (bellperson `VerifyingKey::write` format): a regular file of the params
-/// directory, every point checked (bellperson's reader checks curve and subgroup), and a key
-/// under which proofs could be forged is refused (`srs::check_vk`).
-pub fn read_vk(path: &std::path::Path) -> Result<bellperson::groth16::VerifyingKey<Bls12>> {
-    use std::io::Read;
-    let mut file = crate::files::open_regular(path, crate::files::Trust::Params)
-        .map_err(|why| err!(SrsLoad, "verifying key {} {why}", path.display()))?;
-    // The largest real vk (WindowPoSt) is a few KiB: anything far larger is not one.
-    const MAX_VK_BYTES: u64 = 1 << 20;
-    let mut bytes = Vec::new();
-    (&mut file).take(MAX_VK_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err!(SrsLoad, "cannot read verifying key {}: {e}", path.display()))?;
-    if bytes.len() as u64 > MAX_VK_BYTES {
-        return Err(err!(SrsLoad, "verifying key {} is larger than {MAX_VK_BYTES} bytes: not a verifying key", path.display()));
-    }
-    let vk = bellperson::groth16::VerifyingKey::<Bls12>::read(&bytes[..])
-        .map_err(|e| err!(SrsLoad, "corrupt verifying key {}: {e}", path.display()))?;
-    crate::srs::check_vk(&vk).map_err(|why| err!(SrsLoad, "refused verifying key {}: {why}", path.display()))?;
-    Ok(vk)
-}
-
-/// [`read_vk`], prepared for verification.
-pub fn read_prepared_vk(path: &std::path::Path) -> Result<PreparedVerifyingKey<Bls12>> {
-    Ok(bellperson::groth16::prepare_verifying_key(&read_vk(path)?))
 }

@@ -1,5 +1,5 @@
 //! A StackedDrg partition's witness with SHA-256 computed natively: the prefix and the fork per
-//! challenge as in [`crate::synth::challenges`], and each challenge's sub-circuit mirroring
+//! challenge as in [`super::super::challenges`], and each challenge's sub-circuit mirroring
 //! `storage_proofs_porep::stacked::circuit::params::Proof::synthesize` (19.x) step for step —
 //! upstream gadgets for columns, Poseidon and Merkle paths; [`create_label`] and
 //! [`sha256_inclusion`] for the SHA-256 parts.
@@ -24,9 +24,8 @@ use storage_proofs_porep::stacked;
 use super::bits::Bit;
 use super::sha256::sha256;
 use super::Sink;
-use crate::synth::challenges::{self, circuit_proofs, ReplicaDomain};
-use crate::synth::witness::{Witness, WitnessFork};
-use crate::synth::SizeHint;
+use super::super::challenges::{self, circuit_proofs, ReplicaDomain};
+use crate::synth::{SizeHint, Witness, WitnessFork};
 
 /// Partition witness of `vanilla` (one partition's challenges), equal to upstream's.
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(

@@ -20,3 +20,14 @@ pub(crate) trait Sink {
     /// `n` constraints enforced (their values come from the recorded R1CS).
     fn constraints(&mut self, n: usize);
 }
+
+impl Sink for crate::synth::WitnessFork<'_> {
+    #[inline]
+    fn bit(&mut self, v: bool) {
+        self.push_bit(v);
+    }
+    #[inline]
+    fn constraints(&mut self, n: usize) {
+        self.add_constraints(n);
+    }
+}

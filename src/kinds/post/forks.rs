@@ -2,13 +2,11 @@
 //!
 //! Mirrors `storage_proofs_post::fallback::FallbackPoStCircuit::synthesize` (19.x). Its sectors
 //! are independent (each reads only bellperson's ONE), so with several sectors each one is
-//! synthesized whole — upstream's own `&Sector` circuit — on its own [`Fork`]; a single sector
+//! synthesized whole — upstream's own `&Sector` circuit — on its own fork; a single sector
 //! (WinningPoSt, a one-sector WindowPoSt partition) has its prefix (comm_r_last, comm_c, comm_r
 //! and `comm_r = H(comm_c, comm_r_last)`) synthesized once and then each challenge's inclusion
 //! proof on its own fork. Forks are absorbed in order, so the result equals sequential synthesis
 //! exactly (tested against upstream's circuit in `tests/proof_kinds.rs`).
-//!
-//! [`Fork`]: super::fork::Fork
 
 use bellperson::gadgets::num::AllocatedNum;
 use bellperson::{Circuit, SynthesisError};
@@ -20,8 +18,7 @@ use storage_proofs_core::gadgets::variables::Root;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_post::fallback::{FallbackPoStCircuit, Sector};
 
-use super::fork::{on_forks, Forkable};
-use super::SizeHint;
+use crate::synth::{on_forks, Forkable, SizeHint};
 
 /// `circuit` into `cs` (ready for a circuit: bellperson's ONE allocated), closed with the
 /// per-input constraints.

@@ -19,14 +19,13 @@ use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked;
 
-use super::fork::{on_forks, Forkable};
-use super::SizeHint;
+use crate::synth::{on_forks, Forkable, SizeHint};
 
 /// Upstream's per-challenge circuits (`stacked::circuit::params::Proof`, a type storage-proofs
 /// does not export by name: callers use its public fields and methods where it is inferred).
 macro_rules! circuit_proofs {
     ($tree:ty, $vanilla:expr) => {
-        $crate::synth::challenges::challenge_type(
+        $crate::kinds::porep::challenges::challenge_type(
             |p| {
                 drop(storage_proofs_porep::stacked::StackedCircuit::<
                     $tree,

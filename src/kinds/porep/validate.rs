@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::registry::{self, RegisteredSealProof};
+use crate::kinds::registry::{self, RegisteredSealProof};
 
 /// Labeling parents as upstream serializes them (6 base + 8 expander, repeated to 37).
 pub(crate) const TOTAL_PARENTS: usize = 37;
@@ -49,7 +49,7 @@ impl Shape {
             .read()
             .map_err(|_| err!(Internal, "filecoin-proofs' layer table is poisoned"))?
             .get(&size)
-            .ok_or_else(|| err!(Unsupported, "no layer count known for {}", registry::name(proof)))?;
+            .ok_or_else(|| err!(Unsupported, "no layer count known for {}", registry::seal_name(proof)))?;
         let nodes = size / 32;
         let log = |n: u64, arity: u64| {
             let (mut levels, mut m) = (0, 1u64);
@@ -213,7 +213,7 @@ pub fn max_c1_bytes(proof: RegisteredSealProof) -> Result<usize> {
 /// Check a C1 output (already parsed as JSON) against `proof`'s shape.
 pub fn check(c1: &Value, proof: RegisteredSealProof) -> Result<()> {
     let s = Shape::of(proof)?;
-    check_shape(c1, &s).map_err(|e| e.context(format!("C1 output of {}", registry::name(proof))))
+    check_shape(c1, &s).map_err(|e| e.context(format!("C1 output of {}", registry::seal_name(proof))))
 }
 
 fn check_shape(c1: &Value, s: &Shape) -> Result<()> {

@@ -3,6 +3,8 @@
 //! out is reported as faulty, as upstream's PoSt reports unreadable sectors), partitioned the
 //! way upstream partitions them, and each partition's `FallbackPoStCircuit` is proved.
 
+mod forks;
+
 use std::sync::Arc;
 
 use filecoin_hashers::{HashFunction, Hasher};
@@ -31,7 +33,7 @@ pub struct PoStRequest<'a> {
 
 impl PoStRequest<'_> {
     pub(super) fn digest_into(&self, field: &mut impl FnMut(&[u8])) {
-        field(&super::circuit::post_to_number(self.proof).to_le_bytes());
+        field(&super::registry::post_to_number(self.proof).to_le_bytes());
         field(&self.randomness);
         field(&self.prover_id);
         field(&(self.vanilla_proofs.len() as u64).to_le_bytes());
@@ -330,7 +332,7 @@ impl<Tree: 'static + MerkleTreeTrait> BuildCircuit for PoStCircuits<Tree> {
 
     /// Sectors (or, with one sector, its challenges) on all threads: `synth::post`.
     fn synthesize_into<CS: Forkable>(&self, cs: CS, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
-        crate::synth::post::fallback_post(cs, &circuit, hint)
+        forks::fallback_post(cs, &circuit, hint)
     }
 
     /// A partition's sectors, or with one sector its challenges: what `synth::post` forks.
