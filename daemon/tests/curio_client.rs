@@ -45,8 +45,8 @@ fn curio_client_drives_every_method() {
 
     let number = |c: cuzk::kinds::CircuitId| -> u64 {
         match c {
-            cuzk::kinds::CircuitId::PoSt(p) => cuzk::kinds::circuit::post_to_number(p) as u64,
-            cuzk::kinds::CircuitId::Update(p) => cuzk::kinds::circuit::update_to_number(p) as u64,
+            cuzk::kinds::CircuitId::PoSt(p) => cuzk::kinds::registry::post_to_number(p) as u64,
+            cuzk::kinds::CircuitId::Update(p) => cuzk::kinds::registry::update_to_number(p) as u64,
             cuzk::kinds::CircuitId::Seal(_) => common::PROOF_NUMBER as u64,
         }
     };

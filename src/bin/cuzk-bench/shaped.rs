@@ -6,7 +6,8 @@
 //! witness-only constraint system on one thread) and `native` (cuzk's witness: SHA-256 native)
 //! run on request. SnapDeals and WindowPoSt / WinningPoSt partitions come from the satisfiable
 //! generators (`fixtures::cc_update`, `fixtures::cc_post`: a full WindowPoSt partition), through
-//! the engine's own parsing and checks.
+//! the engine's own parsing and checks; their `recorded` mode records the circuit from that
+//! partition on all threads, as the engine does at a kind's first job.
 
 use std::time::Instant;
 
@@ -52,7 +53,17 @@ pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
     };
     let [ic, h, l, ..] = cuzk::srs::expected_shape(circuit).expect("section sizes");
     let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l };
-    let (results, constraints) = compare(&*proof.circuits, hint, None, runs, modes);
+    let (mut results, constraints) = compare(&*proof.circuits, hint, None, runs, modes);
+    if modes.split(',').any(|m| m == "all" || m == "recorded") {
+        // The circuit recorded from partition 0 on all threads, as the engine records it at a
+        // kind's first job; then the witness-only path.
+        reset_peak();
+        let t = Instant::now();
+        let r1cs = proof.circuits.record(0, hint, &|| false).expect("record the R1CS");
+        let record_s = t.elapsed().as_secs_f64();
+        println!("recorded from partition 0 on {} threads in {record_s:.2}s, peak {} MiB RSS", cores(), peak_kib() >> 10);
+        results.insert("recorded".into(), recorded(&*proof.circuits, r1cs, record_s, hint, runs));
+    }
     println!(
         "{}",
         serde_json::json!({"bench": "synth-shaped", "proof": circuit.name(), "cores": cores(), "constraints": constraints, "results": results})
@@ -103,6 +114,55 @@ fn compare(circuits: &dyn PartitionCircuits, hint: SizeHint, mut expect: Option<
     (results, expect)
 }
 
+/// The recorded path of partition 0 with `r1cs` (recorded in `record_s`): witness on all threads,
+/// then a, b, c as matrix products, `runs` times; with `CUZK_BENCH_CHECK_WITNESS` set, the first
+/// run compared with full synthesis value for value.
+fn recorded(circuits: &dyn PartitionCircuits, r1cs: cuzk::synth::R1cs, record_s: f64, hint: SizeHint, runs: usize) -> serde_json::Value {
+    let cores = cores();
+    let st = r1cs.stats();
+    println!(
+        "recorded R1CS: {record_s:.2}s, {} constraints, {} terms (A {} B {} C {}), {} distinct coefficients, {} MiB",
+        st.constraints,
+        st.terms.iter().sum::<usize>(),
+        st.terms[0],
+        st.terms[1],
+        st.terms[2],
+        st.distinct_coefficients,
+        st.bytes >> 20
+    );
+    let (mut secs, mut wits, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..runs {
+        reset_peak();
+        let base = peak_kib();
+        let t = Instant::now();
+        let w = circuits.witness(0, hint).expect("witness");
+        let wit_s = t.elapsed().as_secs_f64();
+        let a = r1cs.evaluate(w).expect("evaluate");
+        let s = t.elapsed().as_secs_f64();
+        let peak = peak_kib().saturating_sub(base) >> 10;
+        println!("recorded run {i}: {s:.2}s (witness {wit_s:.2}s, a/b/c {:.2}s), peak +{peak} MiB RSS", s - wit_s);
+        if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
+            let full = circuits.synthesize(0, hint).expect("synthesis");
+            let same = full.a == a.a && full.b == a.b && full.c == a.c && full.aux == a.aux && full.input == a.input;
+            println!("recorded equals full synthesis: {same}");
+        }
+        drop(a);
+        secs.push(s);
+        wits.push(wit_s);
+        peaks.push(peak);
+    }
+    let med = crate::median(&secs);
+    let per_core = st.constraints as f64 / med / cores as f64;
+    println!(
+        "recorded: median {med:.2}s (witness {:.2}s), {:.0} constraints/s, {per_core:.0} constraints per core-second ({cores} threads)",
+        crate::median(&wits),
+        st.constraints as f64 / med
+    );
+    serde_json::json!({"record_s": record_s, "r1cs_bytes": st.bytes, "terms": st.terms, "seconds": secs,
+        "witness_s": wits, "median_s": med, "constraints_per_s": st.constraints as f64 / med,
+        "constraints_per_core_s": per_core, "threads": cores, "peak_rss_mib": peaks})
+}
+
 fn run_seal(proof: RegisteredSealProof, runs: usize, modes: &str) {
     let cores = cores();
     let t = Instant::now();
@@ -123,55 +183,11 @@ fn run_seal(proof: RegisteredSealProof, runs: usize, modes: &str) {
     drop(c1);
     let (mut results, _) = compare(&*inputs.circuits, hint, Some(shape.constraints), runs, modes);
     if modes.split(',').any(|m| m == "all" || m == "recorded") {
-        // The recorded path: the proof type's R1CS once, then per partition the witness on all
-        // threads and a, b, c as matrix products.
+        // The proof type's R1CS from its blank circuit on one thread (as a cold engine without a
+        // job would), then per partition the witness on all threads and a, b, c as matrix products.
         let t = Instant::now();
         let r1cs = cuzk::synth::R1cs::record(proof, hint, &|| false).expect("record the R1CS");
-        let record_s = t.elapsed().as_secs_f64();
-        let st = r1cs.stats();
-        println!(
-            "recorded R1CS: {record_s:.2}s, {} terms (A {} B {} C {}), {} distinct coefficients, {} MiB",
-            st.terms.iter().sum::<usize>(),
-            st.terms[0],
-            st.terms[1],
-            st.terms[2],
-            st.distinct_coefficients,
-            st.bytes >> 20
-        );
-        let (mut secs, mut wits, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..runs {
-            reset_peak();
-            let base = peak_kib();
-            let t = Instant::now();
-            let w = inputs.circuits.witness(0, hint).expect("witness");
-            let wit_s = t.elapsed().as_secs_f64();
-            let a = r1cs.evaluate(w).expect("evaluate");
-            let s = t.elapsed().as_secs_f64();
-            let peak = peak_kib().saturating_sub(base) >> 10;
-            println!("recorded run {i}: {s:.2}s (witness {wit_s:.2}s, a/b/c {:.2}s), peak +{peak} MiB RSS", s - wit_s);
-            if i == 0 && std::env::var_os("CUZK_BENCH_CHECK_WITNESS").is_some() {
-                let full = inputs.circuits.synthesize(0, hint).expect("synthesis");
-                let same = full.a == a.a && full.b == a.b && full.c == a.c && full.aux == a.aux && full.input == a.input;
-                println!("recorded equals full synthesis: {same}");
-            }
-            drop(a);
-            secs.push(s);
-            wits.push(wit_s);
-            peaks.push(peak);
-        }
-        let med = crate::median(&secs);
-        let per_core = shape.constraints as f64 / med / cores as f64;
-        println!(
-            "recorded: median {med:.2}s (witness {:.2}s), {:.0} constraints/s, {per_core:.0} constraints per core-second ({cores} threads)",
-            crate::median(&wits),
-            shape.constraints as f64 / med
-        );
-        results.insert(
-            "recorded".into(),
-            serde_json::json!({"record_s": record_s, "r1cs_bytes": st.bytes, "terms": st.terms, "seconds": secs,
-                "witness_s": wits, "median_s": med, "constraints_per_s": shape.constraints as f64 / med,
-                "constraints_per_core_s": per_core, "threads": cores, "peak_rss_mib": peaks}),
-        );
+        results.insert("recorded".into(), recorded(&*inputs.circuits, r1cs, t.elapsed().as_secs_f64(), hint, runs));
     }
     if modes.split(',').any(|m| m == "all" || m == "native") {
         // cuzk's witness (SHA-256 native, the rest through upstream's gadgets) on one thread, as
