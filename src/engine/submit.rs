@@ -67,14 +67,14 @@ impl Engine {
         self.enqueue(job, inputs, srs)
     }
 
-    /// Queue a job whose partition circuits are already built, proved against `srs` (the
-    /// engine's own benchmarks and soak runs with synthetic circuits: no C1, no request id;
-    /// turn `verify` off unless the circuits are real seal circuits).
+    /// Queue a job of any kind whose inputs are already parsed, proved against `srs` (the
+    /// engine's own benchmarks and soak runs with synthetic circuits: no request bytes, no
+    /// request id; turn `verify` off unless the circuits are real ones of their statement).
     #[doc(hidden)]
-    pub fn submit_circuits(&self, inputs: crate::kinds::porep::SealJobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
+    pub fn submit_circuits(&self, inputs: JobInputs, srs: Arc<Srs>, priority: i32) -> Result<JobId> {
         self.shared.accepting()?;
         let job = Pending { key: None, priority, submitted: Instant::now(), srs_time: Duration::ZERO, ticket: None };
-        self.enqueue(job, crate::kinds::seal_inputs(inputs, [0; 32], 0), srs)
+        self.enqueue(job, inputs, srs)
     }
 
     fn enqueue(&self, p: Pending, inputs: JobInputs, srs: Arc<Srs>) -> Result<JobId> {

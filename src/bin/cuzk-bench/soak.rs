@@ -52,7 +52,7 @@ pub fn run(jobs: usize, constraints: usize) {
     let mut in_flight = std::collections::VecDeque::new();
     let bar = cuzk::progress::bar::steps(jobs as u64, "soak: jobs ended");
     for i in 0..jobs {
-        in_flight.push_back((i, engine.submit_circuits(inputs(), srs.clone(), 0).expect("submit")));
+        in_flight.push_back((i, engine.submit_circuits(cuzk::kinds::seal_inputs(inputs(), [0; 32], 0), srs.clone(), 0).expect("submit")));
         if i % 10 == 9 {
             let (_, id) = *in_flight.back().unwrap();
             let _ = engine.cancel(id);

@@ -213,7 +213,7 @@ fn run_engine(
             let inputs = cuzk::kinds::porep::parse_c1(c1, &sector.0, sector.1)?;
             println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
             let at = Instant::now();
-            Ok((engine.submit_circuits(inputs, srs.clone(), 0)?, at))
+            Ok((engine.submit_circuits(cuzk::kinds::seal_inputs(inputs, sector.0, sector.1), srs.clone(), 0)?, at))
         };
         let finish = |id| -> cuzk::error::Result<Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, Some(Duration::from_secs(3000)))?;
