@@ -141,6 +141,13 @@ fn recorded_path_equals_upstream_value_for_value() {
         let blank = R1cs::record(inputs.circuit, hint, &|| false).expect("record the blank circuit");
         eprintln!("{name}: recorded from partition 0 in {t_parallel:?}, from the blank circuit in {:?}: {:?}", t.elapsed(), recorded.stats());
         assert_eq!(recorded.circuit, inputs.circuit);
+        // The kind's terms per constraint fit what its recording reserves (a quarter of slack,
+        // no reallocation of a 32 GiB circuit's term vectors) and are not far below it.
+        let per = inputs.circuit.terms_per_constraint();
+        for (q, &terms) in recorded.stats().terms.iter().enumerate() {
+            let measured = terms as f64 / recorded.stats().constraints as f64;
+            assert!(measured <= per[q] * 1.25 && measured >= per[q] * 0.6, "{name}: {measured:.2} terms per constraint in matrix {q}, {} reserved", per[q]);
+        }
         let (a, b) = (recorded.stats(), blank.stats());
         assert_eq!((a.constraints, a.inputs, a.aux, a.terms), (b.constraints, b.inputs, b.aux, b.terms), "{name}: both recordings count alike");
         for part in 0..inputs.circuits.partitions() {

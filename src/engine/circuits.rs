@@ -64,7 +64,7 @@ impl Circuits {
             return;
         }
         let (id, cancel) = (self.next_id.fetch_add(1, Ordering::Relaxed), Arc::new(AtomicBool::new(false)));
-        entries.insert(circuit, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(hint), id, cancel: cancel.clone() });
+        entries.insert(circuit, Entry::Recording { since: Instant::now(), estimate: R1cs::estimate_bytes(circuit, hint), id, cancel: cancel.clone() });
         drop(entries);
         let me = self.clone();
         let spawned = std::thread::Builder::new().name("cuzk-record".into()).spawn(move || {

@@ -72,7 +72,7 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
 
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         let circuit = self.circuit(k)?;
-        let res = self.build.synthesize_into(Recorder::new(hint, cancelled), circuit, hint);
+        let res = self.build.synthesize_into(Recorder::new(self.id, hint, cancelled), circuit, hint);
         conclude(res, self.id, cancelled)
     }
 

@@ -22,10 +22,6 @@ use super::{Assignment, SizeHint};
 use crate::error::Result;
 use crate::kinds::CircuitId;
 
-/// Terms per constraint in A, B, C of PoRep circuits (2 KiB: 6.42 M, 2.69 M, 5.82 M terms for
-/// 2.69 M constraints): what the recorder reserves, with a quarter of slack.
-pub(super) const TERMS_PER_CONSTRAINT: [f64; 3] = [2.4, 1.0, 2.2];
-
 /// Bit 31 of a term's variable: an input (else aux).
 pub(super) const INPUT: u32 = 1 << 31;
 const ONE: u32 = 0;
@@ -101,10 +97,11 @@ impl R1cs {
         }
     }
 
-    /// About how many bytes the recorded circuit of a partition of `hint`'s size holds (PoRep:
-    /// ~5.6 terms of 8 bytes and three 4-byte row ends per constraint).
-    pub fn estimate_bytes(hint: SizeHint) -> u64 {
-        let per_constraint = 3.0 * 4.0 + 8.0 * TERMS_PER_CONSTRAINT.iter().sum::<f64>();
+    /// About how many bytes `circuit`'s recording holds for a partition of `hint`'s size: its
+    /// terms of 8 bytes ([`CircuitId::terms_per_constraint`]: ~5.6 a constraint for PoRep, ~9.3
+    /// for PoSt) and three 4-byte row ends per constraint.
+    pub fn estimate_bytes(circuit: CircuitId, hint: SizeHint) -> u64 {
+        let per_constraint = 3.0 * 4.0 + 8.0 * circuit.terms_per_constraint().iter().sum::<f64>();
         (hint.constraints as f64 * per_constraint) as u64
     }
 

@@ -14,7 +14,7 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::fork::Forkable;
-use super::r1cs::{Rows, INPUT, TERMS_PER_CONSTRAINT};
+use super::r1cs::{Rows, INPUT};
 use super::{R1cs, SizeHint};
 use crate::error::{Result, ResultExt, Status};
 use crate::kinds::CircuitId;
@@ -31,8 +31,9 @@ struct Tape {
 }
 
 impl Tape {
-    fn new(constraints: usize) -> Tape {
-        let rows = TERMS_PER_CONSTRAINT.map(|k| Rows {
+    /// Room for `constraints` rows of `terms` terms per constraint in A, B, C, plus a quarter.
+    fn new(constraints: usize, terms: [f64; 3]) -> Tape {
+        let rows = terms.map(|k| Rows {
             end: Vec::with_capacity(constraints),
             terms: Vec::with_capacity((constraints as f64 * k * 1.25) as usize),
         });
@@ -104,6 +105,8 @@ impl Densities {
 /// coefficient table of its own.
 pub(crate) struct Recorder<'c> {
     cancelled: Cancelled<'c>,
+    /// The circuit's terms per constraint in A, B, C (what each tape reserves).
+    terms: [f64; 3],
     base_input: usize,
     base_aux: usize,
     inputs: usize,
@@ -116,22 +119,23 @@ pub(crate) struct Recorder<'c> {
 }
 
 impl<'c> Recorder<'c> {
-    fn empty(cancelled: Cancelled<'c>, base_input: usize, base_aux: usize, constraints: usize) -> Self {
+    fn empty(cancelled: Cancelled<'c>, terms: [f64; 3], base_input: usize, base_aux: usize, constraints: usize) -> Self {
         Recorder {
             cancelled,
+            terms,
             base_input,
             base_aux,
             inputs: 0,
             aux: 0,
-            tape: Tape::new(constraints),
+            tape: Tape::new(constraints, terms),
             density: Densities::default(),
             parent_used: Vec::new(),
         }
     }
 
-    /// Ready for a circuit: bellperson's ONE input allocated.
-    pub(crate) fn new(hint: SizeHint, cancelled: Cancelled<'c>) -> Self {
-        let mut r = Recorder::empty(cancelled, 0, 0, hint.constraints);
+    /// Ready for `circuit` (sized by `hint`): bellperson's ONE input allocated.
+    pub(crate) fn new(circuit: CircuitId, hint: SizeHint, cancelled: Cancelled<'c>) -> Self {
+        let mut r = Recorder::empty(cancelled, circuit.terms_per_constraint(), 0, 0, hint.constraints);
         r.alloc_input(|| "one", || Ok(Scalar::ONE)).expect("recording allocates without values");
         r
     }
@@ -282,7 +286,7 @@ impl<'c> Forkable for Recorder<'c> {
         (self.tape.constraints(), self.inputs, self.aux)
     }
     fn forks(&mut self, n: usize, hint: SizeHint) -> Vec<Recorder<'c>> {
-        (0..n).map(|_| Recorder::empty(self.cancelled, self.inputs, self.aux, hint.constraints)).collect()
+        (0..n).map(|_| Recorder::empty(self.cancelled, self.terms, self.inputs, self.aux, hint.constraints)).collect()
     }
     fn finish(f: Recorder<'c>) -> Recorder<'c> {
         f
@@ -303,7 +307,7 @@ pub(crate) fn conclude(res: Result<Recorder<'_>, SynthesisError>, circuit: Circu
 
 /// `circuit` (`id`'s blank circuit) recorded on one thread.
 pub(super) fn blank(id: CircuitId, circuit: impl bellperson::Circuit<Scalar>, hint: SizeHint, cancelled: Cancelled<'_>) -> Result<R1cs> {
-    let mut cs = Recorder::new(hint, cancelled);
+    let mut cs = Recorder::new(id, hint, cancelled);
     let res = circuit.synthesize(&mut cs).map(|()| cs);
     conclude(res, id, cancelled)
 }

@@ -150,7 +150,7 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits for StackedPartitions<Tr
 
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
         let proofs = self.vanilla_proofs.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
-        let res = challenges::synthesize(Recorder::new(hint, cancelled), &self.public_inputs, proofs, hint);
+        let res = challenges::synthesize(Recorder::new(CircuitId::Seal(self.proof), hint, cancelled), &self.public_inputs, proofs, hint);
         conclude(res, CircuitId::Seal(self.proof), cancelled)
     }
 
