@@ -67,10 +67,11 @@ pub struct EngineConfig {
     pub job_ttl_secs: u64,
     /// On engine free: finish in-flight jobs (true) or cancel them (false).
     pub drain_on_free: bool,
-    /// Record each proof type's partition circuit once (its R1CS, in the background at its
-    /// first job; ~57 bytes per constraint: 150 MB at 2 KiB, ~7.4 GB at 32 GiB) and then
-    /// synthesize only witnesses, a, b, c coming from the recorded matrices (see
-    /// `engine::circuits`). false: every partition is synthesized in full.
+    /// Record each circuit's partition R1CS once, every kind's (in the background at its first
+    /// job; ~57 bytes per constraint for PoRep and SnapDeals, ~86 for PoSt: 150 MB for a 2 KiB
+    /// PoRep, ~7.4 GB for 32 GiB PoRep, 4.3 GiB for 32 GiB SnapDeals, ~10.6 GB for a 32 GiB
+    /// WindowPoSt partition) and then synthesize only witnesses, a, b, c coming from the
+    /// recorded matrices (see `engine::circuits`). false: every partition is synthesized in full.
     pub record_circuits: bool,
     /// Jobs accepted and not yet finished (queued or running) beyond which a submit is refused
     /// with `QUEUE_FULL` (nothing accepted is touched; retry once jobs finish). Every kind
