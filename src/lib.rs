@@ -1,9 +1,11 @@
-//! cuzk: a PoRep C2 (Groth16 over BLS12-381) proving library with a C ABI.
+//! cuzk: a Filecoin Groth16 (BLS12-381) proving library with a C ABI — PoRep C2, WinningPoSt,
+//! WindowPoSt and SnapDeals.
 //!
-//! The engine ([`engine::Engine`]) takes filecoin-ffi's C1 output, synthesizes each partition
-//! circuit ([`synth`]), proves it with a backend ([`prover`]) against a resident SRS ([`srs`]),
-//! verifies ([`verify`]) and returns the proof bytes with per-stage timings. [`ffi`] is the
-//! C ABI, a thin layer over the engine.
+//! The engine ([`engine::Engine`]) takes a request of any kind ([`kinds`]: filecoin-ffi's C1
+//! output, vanilla proofs), synthesizes each partition circuit ([`synth`]: in full, or its
+//! witness alone through the circuit recorded once), proves it with a backend ([`prover`])
+//! against a resident SRS ([`srs`]), verifies it against the kind's statement and returns the
+//! proof bytes with per-stage timings. [`ffi`] is the C ABI, a thin layer over the engine.
 
 #[macro_use]
 pub mod error;

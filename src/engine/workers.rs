@@ -249,7 +249,7 @@ fn waited(job: &Job, partition: usize, stage: Stage, phase: &'static str, since:
     }
 }
 
-/// One partition: through `r1cs` (the proof type's recorded circuit) when given — the witness,
+/// One partition: through `r1cs` (the circuit's recording) when given — the witness,
 /// then a, b, c from its matrices here, or left to the backend's device (`on_device`) — else in
 /// full.
 fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_device: bool) -> Result<Assignment> {

@@ -32,7 +32,7 @@ pub trait PartitionCircuits: Send + Sync {
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment>;
 
     /// Partition `k`'s witness alone (no linear combination evaluated), its independent
-    /// sub-circuits on all threads; with the proof type's recorded [`R1cs`] it gives the same
+    /// sub-circuits on all threads; with the circuit's recorded [`R1cs`] it gives the same
     /// assignment as [`Self::synthesize`] ([`synthesize_recorded`]).
     fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
         let _ = (k, hint);
@@ -71,7 +71,7 @@ pub trait PartitionCircuits: Send + Sync {
     }
 }
 
-/// Partition `k` through its witness and the proof type's recorded R1CS: the assignment
+/// Partition `k` through its witness and the circuit's recorded R1CS: the assignment
 /// [`PartitionCircuits::synthesize`] gives, value for value, at a fraction of the work.
 pub fn synthesize_recorded(circuits: &dyn PartitionCircuits, k: usize, hint: SizeHint, r1cs: &R1cs) -> Result<Assignment> {
     r1cs.evaluate(circuits.witness(k, hint)?).map_err(|e| e.context(format!("partition {k}")))
