@@ -208,7 +208,7 @@ impl Engine {
     /// Check a seal proof against the resident SRS of its proof type (or the `.vk` file in the
     /// params dir when none is loaded).
     pub fn verify_seal(&self, st: &SealStatement, proof: &[u8]) -> Result<bool> {
-        crate::kinds::CircuitId::Seal(st.proof_type).ensure_supported()?;
+        CircuitId::Seal(st.proof_type).ensure_supported()?;
         self.verify(st.proof_type, st, proof)
     }
 

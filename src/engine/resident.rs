@@ -24,7 +24,7 @@ impl Engine {
         circuit.ensure_supported()?;
         let path = match path {
             Some(p) => p.to_owned(),
-            None => self.shared.config.params_dir().join(circuit.params_file_name()?),
+            None => circuit.params_path(&self.shared.config.params_dir())?,
         };
         if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
             return Err(err!(SrsLoad, "params file for {} not found: expected {}", circuit.name(), path.display()));

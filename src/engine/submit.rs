@@ -43,11 +43,7 @@ impl Engine {
             loaded => loaded,
         };
         let srs = on_demand.ok_or_else(|| {
-            let expected = inputs
-                .circuit
-                .params_file_name()
-                .map(|f| self.shared.config.params_dir().join(f).display().to_string())
-                .unwrap_or_default();
+            let expected = inputs.circuit.params_path(&self.shared.config.params_dir()).map(|p| p.display().to_string()).unwrap_or_default();
             err!(SrsNotLoaded, "no SRS loaded for {} (load it first, e.g. from {expected})", inputs.circuit.name())
         })?;
         let srs_time = t_srs.elapsed();

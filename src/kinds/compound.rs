@@ -39,22 +39,13 @@ pub(super) struct Compound<B> {
     pub build: B,
 }
 
-impl<B: BuildCircuit> Compound<B> {
-    fn circuit(&self, k: usize) -> Result<B::Circuit> {
-        if k >= self.build.partitions() {
-            return Err(err!(Internal, "partition {k} out of range ({} partitions)", self.build.partitions()));
-        }
-        self.build.circuit(k)
-    }
-}
-
 impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
     fn partitions(&self) -> usize {
         self.build.partitions()
     }
 
     fn synthesize(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        let circuit = self.circuit(k)?;
+        let circuit = self.build.circuit(k)?;
         let cs = Assignment::begin(hint).status(Status::Synthesis, "allocating the assignment")?;
         self.build.synthesize_into(cs, circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
     }
@@ -64,14 +55,14 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
     }
 
     fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
-        let circuit = self.circuit(k)?;
+        let circuit = self.build.circuit(k)?;
         self.build
             .synthesize_into(Witness::begin(hint), circuit, hint)
             .status(Status::Synthesis, &format!("synthesizing the witness of partition {k}"))
     }
 
     fn record(&self, k: usize, hint: SizeHint, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<R1cs> {
-        let circuit = self.circuit(k)?;
+        let circuit = self.build.circuit(k)?;
         let res = self.build.synthesize_into(Recorder::new(self.id, hint, cancelled), circuit, hint);
         conclude(res, self.id, cancelled)
     }
@@ -89,11 +80,11 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
 #[cfg(any(test, feature = "tools"))]
 impl<B: BuildCircuit> crate::synth::upstream::Upstream for Compound<B> {
     fn synthesize_sequential(&self, k: usize, hint: SizeHint) -> Result<Assignment> {
-        crate::synth::upstream::sequential(self.circuit(k)?, k, hint)
+        crate::synth::upstream::sequential(self.build.circuit(k)?, k, hint)
     }
 
     fn bellperson_reference(&self, k: usize, params: &bellperson::groth16::Parameters<Bls12>, r: Scalar, s: Scalar) -> Result<Proof<Bls12>> {
-        crate::synth::upstream::reference_proof(self.circuit(k)?, params, r, s)
+        crate::synth::upstream::reference_proof(self.build.circuit(k)?, params, r, s)
     }
 }
 

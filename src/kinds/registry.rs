@@ -65,17 +65,27 @@ pub fn seal_c_name(n: i64) -> Option<&'static std::ffi::CStr> {
     usize::try_from(n).ok().and_then(|i| C_NAMES.get(i).copied())
 }
 
-/// The registered proof for a filecoin-ffi number, or an error naming the number.
-pub fn seal_from_number(n: i64) -> Result<RegisteredSealProof> {
+/// The entry of `table` numbered `n`, or an error naming the number and the range.
+fn by_number<T: Copy>(table: &[T], n: i64, what: &str) -> Result<T> {
     usize::try_from(n)
         .ok()
-        .and_then(|i| BY_NUMBER.get(i).copied())
-        .ok_or_else(|| err!(InvalidArgument, "unknown registered seal proof number {n} (expected 0..=19)"))
+        .and_then(|i| table.get(i).copied())
+        .ok_or_else(|| err!(InvalidArgument, "unknown registered {what} proof number {n} (expected 0..={})", table.len() - 1))
+}
+
+/// The number of `p` in `table` (every variant of the enum is in its table).
+fn number_of<T: PartialEq>(table: &[T], p: T) -> i64 {
+    table.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+}
+
+/// The registered proof for a filecoin-ffi number, or an error naming the number.
+pub fn seal_from_number(n: i64) -> Result<RegisteredSealProof> {
+    by_number(&BY_NUMBER, n, "seal")
 }
 
 /// The filecoin-ffi number of a registered proof.
 pub fn seal_to_number(p: RegisteredSealProof) -> i64 {
-    BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+    number_of(&BY_NUMBER, p)
 }
 
 /// Parse a seal proof's name as written in C1 JSON ("StackedDrg2KiBV1_1") or its number ("5").
@@ -125,25 +135,19 @@ pub(super) const UPDATE_BY_NUMBER: [RegisteredUpdateProof; 5] = {
 };
 
 pub fn post_from_number(n: i64) -> Result<RegisteredPoStProof> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|i| POST_BY_NUMBER.get(i).copied())
-        .ok_or_else(|| err!(InvalidArgument, "unknown registered PoSt proof number {n} (expected 0..=14)"))
+    by_number(&POST_BY_NUMBER, n, "PoSt")
 }
 
 pub fn post_to_number(p: RegisteredPoStProof) -> i64 {
-    POST_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+    number_of(&POST_BY_NUMBER, p)
 }
 
 pub fn update_from_number(n: i64) -> Result<RegisteredUpdateProof> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|i| UPDATE_BY_NUMBER.get(i).copied())
-        .ok_or_else(|| err!(InvalidArgument, "unknown registered update proof number {n} (expected 0..=4)"))
+    by_number(&UPDATE_BY_NUMBER, n, "update")
 }
 
 pub fn update_to_number(p: RegisteredUpdateProof) -> i64 {
-    UPDATE_BY_NUMBER.iter().position(|q| *q == p).expect("every variant is numbered") as i64
+    number_of(&UPDATE_BY_NUMBER, p)
 }
 
 /// Call `$f::<Tree>($args)` with the Merkle tree shape of the registered proof's sector size.
