@@ -8,8 +8,8 @@
 //! Adding a kind = one module here plus one registration: its filecoin-ffi numbering in
 //! [`registry`] and its variant of [`CircuitId`] (then its ABI and Go wrappers). How the four
 //! look: `porep/` (C1 parsing, validation, native witness, statement, verification: the model),
-//! `post/` (WinningPoSt and WindowPoSt, sectors or challenges on all threads) and `update.rs`
-//! (SnapDeals), the last two getting their recorded path from `compound.rs`, whose one generic
+//! `post/` (WinningPoSt and WindowPoSt, sectors or challenges on all threads) and `update/`
+//! (SnapDeals, challenges on all threads), the last two getting their recorded path from `compound.rs`, whose one generic
 //! synthesis fills the assignment, the witness or the recorder alike.
 
 // First: its `with_tree_shape!` is used by the kinds below.

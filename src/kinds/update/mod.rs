@@ -1,6 +1,9 @@
 //! SnapDeals (empty-sector update) from its partition vanilla proofs, as filecoin-proofs'
 //! `generate_empty_sector_update_proof_with_vanilla` takes them: each partition's
-//! `EmptySectorUpdateCircuit`, checked against comm_r_old, comm_r_new and comm_d_new.
+//! `EmptySectorUpdateCircuit`, checked against comm_r_old, comm_r_new and comm_d_new, its
+//! challenges synthesized on all threads (`forks`).
+
+mod forks;
 
 use std::sync::Arc;
 
@@ -16,6 +19,7 @@ use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
 use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredUpdateProof, Statement};
 use crate::error::{Result, ResultExt, Status};
+use crate::synth::{Forkable, SizeHint};
 
 /// A SnapDeals request as filecoin-ffi takes it.
 pub struct UpdateRequest<'a> {
@@ -205,5 +209,15 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> BuildCircuit for Upd
         let proof = self.partitions.get(k).ok_or_else(|| err!(Internal, "partition {k} out of range"))?;
         EmptySectorUpdateCompound::<Tree>::circuit(&self.pub_inputs, Default::default(), proof, &self.pub_params, Some(k))
             .status(Status::Synthesis, "building the update circuit")
+    }
+
+    /// The challenges on all threads: `forks`.
+    fn synthesize_into<CS: Forkable>(&self, cs: CS, circuit: EmptySectorUpdateCircuit<Tree>, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
+        forks::empty_sector_update(cs, circuit, hint)
+    }
+
+    /// A partition's challenges: what `forks` spreads over.
+    fn sub_circuits(&self) -> usize {
+        self.pub_params.challenge_count.max(1)
     }
 }
