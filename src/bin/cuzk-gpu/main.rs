@@ -41,12 +41,15 @@
 //!
 //!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W] [--gpu-lanes L,L2...]
 //!                         [--vram-budget-mib B,B2...] [--inputs shaped|cc] [--recorded 0|1] [--timeline FILE]
+//!                         [--sectors S] [--probe P2 --probes N]
 //!                                        the engine at a real sector shape (default 32 GiB): shaped
 //!                                        C1, random SRS of the exact section sizes, verification off
 //!                                        (--inputs cc: a generated CC sector and a generated TEST SRS,
 //!                                        verification on); one job's latency, then J jobs at once
 //!                                        (throughput, prover busy), for each VRAM budget and lane count
-//!                                        listed (an engine each, same SRS and circuit)
+//!                                        listed (an engine each, same SRS and circuit); P of any
+//!                                        kind with --inputs cc (S sectors for a PoSt); N jobs of
+//!                                        PoSt P2 one after the other while the J jobs run
 //!   cuzk-gpu soak-2kib [--jobs N]       N (default 1000) 2 KiB C2 jobs through one CUDA engine, every
 //!                                        tenth cancelled: RSS, threads, fds, memory budget and device
 //!                                        free memory must stay flat
@@ -155,8 +158,11 @@ static SUBS: &[cli::Sub] = &[
     ]),
     cli::sub("soak-2kib", "N 2 KiB jobs, every tenth cancelled: resources flat", &[cli::num("jobs", "jobs (default 1000)")]),
     cli::sub("bench-shaped", "the engine at a real sector shape: one job's latency, then J at once, per budget and lane count", &[
-        cli::text("proof", "registered seal proof (default StackedDrg32GiBV1_1)"),
+        cli::text("proof", "registered proof of any kind, e.g. StackedDrg32GiBV1_1 (default), UpdateStackedDrg32GiBV1, StackedDrgWindow32GiBV1_2"),
         cli::num("jobs", "jobs at once (default 2)"),
+        cli::num("sectors", "a generated PoSt's sectors (default 1)"),
+        cli::text("probe", "a PoSt proof (e.g. StackedDrgWinning32GiBV1) proved --probes times, one after the other, while the jobs run"),
+        cli::num("probes", "how many --probe jobs (default 0)"),
         cli::num("synthesis-workers", "0 = automatic"),
         cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
         cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),

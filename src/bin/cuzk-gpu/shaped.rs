@@ -1,15 +1,24 @@
 //! `bench-shaped`: the whole engine path at a real sector shape on the GPU — submit, synthesis on
 //! all cores, memory budget, CUDA prover, finish. Two kinds of input:
-//! - `--inputs shaped` (default): a shaped C1 (no sealing; fixtures::shaped_c1) against a
-//!   random-point SRS of exactly that proof's section sizes (tiled: seconds to make). The
-//!   circuits are not satisfiable, so verification is off: this times, it proves nothing.
-//! - `--inputs cc`: a generated committed-capacity sector (fixtures::cc_sector_c1: satisfiable)
-//!   against a generated test SRS for the recorded circuit (fixtures::test_srs: genuine, seeded
-//!   toxic waste — a test SRS, never for production), verification on: every proof is checked
-//!   by the engine against that SRS's verifying key, and the verify time is reported.
+//! - `--inputs shaped` (default, PoRep only): a shaped C1 (no sealing; fixtures::shaped_c1)
+//!   against a random-point SRS of exactly that proof's section sizes (tiled: seconds to make).
+//!   The circuits are not satisfiable, so verification is off: this times, it proves nothing.
+//! - `--inputs cc` (every kind): generated satisfiable inputs — a committed-capacity sector's C1
+//!   (fixtures::cc_sector_c1), a SnapDeals update (fixtures::cc_update) or a PoSt over `--sectors`
+//!   generated sectors (fixtures::cc_post) — against a generated test SRS for the recorded
+//!   circuit (fixtures::test_srs: genuine, seeded toxic waste — a test SRS, never for
+//!   production), verification on: every proof is checked by the engine against that SRS's
+//!   verifying key, and the verify time is reported.
+//!
+//! `--probe P --probes N`: while the J jobs run, N jobs of the PoSt proof P (e.g.
+//! `StackedDrgWinning32GiBV1`, generated inputs, its own test SRS), one after the other at
+//! their kind's default priority: the latency a WinningPoSt sees on a saturated engine.
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use cuzk::engine::Submission;
+use cuzk::kinds::{CircuitId, ProofRequest};
 
 use crate::common::*;
 
@@ -17,19 +26,107 @@ use crate::common::*;
 const PROVER: [u8; 32] = [9; 32];
 const SECTOR: u64 = 3;
 
-fn sections(proof: RegisteredSealProof) -> cuzk::error::Result<synthetic::Shape> {
-    let [ic, h, l, a, b, _] =
-        cuzk::srs::expected_sections(proof).ok_or_else(|| cuzk::err!(Unsupported, "no shape for {proof:?}"))?;
+fn sections(circuit: CircuitId) -> cuzk::error::Result<synthetic::Shape> {
+    let [ic, h, l, a, b, _] = cuzk::srs::expected_shape(circuit)?;
     Ok(synthetic::Shape { h, inputs: ic, aux: l, a, b })
 }
 
+/// What each job proves.
+enum Work {
+    /// A PoRep C1 output of (prover id, sector id): shaped or a generated CC sector's.
+    C1 { c1: Arc<Vec<u8>>, sector: ([u8; 32], u64), cc: bool },
+    /// A generated SnapDeals update.
+    Update(fixtures::UpdateFixture),
+    /// A generated PoSt (a WindowPoSt's one partition, or a WinningPoSt).
+    PoSt(fixtures::PoStFixture),
+}
+
+impl Work {
+    fn make(circuit: CircuitId, cc: bool, sectors: usize) -> cuzk::error::Result<Work> {
+        let t = Instant::now();
+        let work = match circuit {
+            CircuitId::Seal(proof) if cc => {
+                let (c1, s) = cuzk::fixtures::cc_sector_c1(proof, 21)?;
+                Work::C1 { c1: Arc::new(c1), sector: (s.prover_id, s.sector_id), cc }
+            }
+            CircuitId::Seal(proof) => Work::C1 { c1: Arc::new(cuzk::fixtures::shaped_c1(proof, 21, PROVER, SECTOR)?), sector: (PROVER, SECTOR), cc },
+            _ if !cc => return Err(cuzk::err!(InvalidArgument, "{}: only PoRep has shaped inputs; use --inputs cc", circuit.name())),
+            CircuitId::Update(proof) => Work::Update(cuzk::fixtures::cc_update(proof, 21)?),
+            CircuitId::PoSt(proof) => Work::PoSt(cuzk::fixtures::cc_post(proof, sectors, 21)?),
+        };
+        println!("{}: {} inputs, {} MB, in {:.1}s", circuit.name(), if cc { "generated satisfiable" } else { "shaped" }, work.bytes() >> 20, t.elapsed().as_secs_f64());
+        Ok(work)
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Work::C1 { c1, .. } => c1.len(),
+            Work::Update(f) => f.vanilla_proofs.iter().map(Vec::len).sum(),
+            Work::PoSt(f) => f.vanilla_proofs.iter().map(Vec::len).sum(),
+        }
+    }
+
+    fn request(&self) -> ProofRequest<'_> {
+        match self {
+            Work::C1 { c1, sector, .. } => ProofRequest::PoRep { c1_json: c1, sector_id: sector.1, prover_id: sector.0 },
+            Work::Update(f) => ProofRequest::SnapDeals(f.request()),
+            Work::PoSt(f) if CircuitId::from(f.proof).kind() == cuzk::kinds::ProofKind::WinningPoSt => ProofRequest::WinningPoSt(f.request()),
+            Work::PoSt(f) => ProofRequest::WindowPoSt { post: f.request(), partition: None },
+        }
+    }
+
+    /// The circuit recorded from partition 0 (its sub-circuits on all threads, as the engine
+    /// records at a proof type's first job).
+    fn record(&self, circuit: CircuitId) -> cuzk::error::Result<cuzk::synth::R1cs> {
+        let shape = sections(circuit)?;
+        let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
+        self.request().parse()?.circuits.record(0, hint, &|| false)
+    }
+
+    /// Queued on `engine` as a node submits it (shaped C1s bypass the parse checks' SRS lookup
+    /// through `submit_circuits`, against `srs`).
+    fn submit(&self, engine: &Engine, srs: &Arc<Srs>) -> cuzk::error::Result<u64> {
+        match self {
+            Work::C1 { c1, sector, cc: false, .. } => {
+                let inputs = cuzk::kinds::porep::parse_c1(c1, &sector.0, sector.1)?;
+                engine.submit_circuits(cuzk::kinds::seal_inputs(inputs, sector.0, sector.1), srs.clone(), 0)
+            }
+            _ => engine.submit_proof(Submission { request: self.request(), priority: None, request_id: None }),
+        }
+    }
+}
+
+/// The test SRS of `r1cs` (seeded toxic waste: never for production).
+fn test_srs(circuit: CircuitId, r1cs: &cuzk::synth::R1cs) -> cuzk::error::Result<Arc<Srs>> {
+    let t = Instant::now();
+    let s = Srs::from_parameters(circuit, cuzk::fixtures::test_srs(r1cs, 21)?);
+    println!(
+        "{}: TEST SRS (seeded toxic waste: never for production; {} MiB resident) generated in {:.1}s",
+        circuit.name(),
+        s.resident_bytes >> 20,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(Arc::new(s))
+}
+
+/// The `--probe` jobs: their inputs, recorded circuit and test SRS.
+struct Probe {
+    circuit: CircuitId,
+    work: Work,
+    r1cs: Arc<cuzk::synth::R1cs>,
+    srs: Arc<Srs>,
+    count: usize,
+}
+
 pub(crate) fn bench_shaped(args: &Parsed) -> bool {
-    let proof = args.text("proof").map_or(Ok(RegisteredSealProof::StackedDrg32GiBV1_1), cuzk::kinds::registry::parse_seal);
+    let circuit = args.text("proof").map_or(Ok(CircuitId::Seal(RegisteredSealProof::StackedDrg32GiBV1_1)), CircuitId::parse);
     let jobs: usize = args.num("jobs", 2);
     // 1: partitions through the proof type's recorded circuit (recorded before timing, as a
     // long-running node has it); 0: full synthesis.
     let recorded = args.num("recorded", 1usize) != 0;
     let workers: usize = args.num("synthesis-workers", 0);
+    // A generated PoSt's sectors (a 32 GiB WindowPoSt partition has 2,349).
+    let sectors: usize = args.num("sectors", 1);
     let cc = match args.text("inputs") {
         None | Some("shaped") => false,
         Some("cc") => true,
@@ -38,6 +135,8 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             return false;
         }
     };
+    let probe = args.text("probe").map(CircuitId::parse);
+    let probes: usize = args.num("probes", 0);
     // Where to write every job's per-partition spans (for `cuzk-timeline`).
     let timeline = args.text("timeline").map(String::from);
     // GPU lanes per engine, one engine after the other on the same SRS and circuit (e.g. "2,1").
@@ -49,60 +148,45 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
         return true;
     }
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
-        let proof = proof?;
-        let t = Instant::now();
-        let (c1, sector) = if cc {
-            let (c1, s) = cuzk::fixtures::cc_sector_c1(proof, 21)?;
-            println!("generated CC sector C1 (satisfiable): {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
-            (Arc::new(c1), (s.prover_id, s.sector_id))
-        } else {
-            let c1 = cuzk::fixtures::shaped_c1(proof, 21, PROVER, SECTOR)?;
-            println!("shaped C1: {} MB in {:.1}s", c1.len() >> 20, t.elapsed().as_secs_f64());
-            (Arc::new(c1), (PROVER, SECTOR))
-        };
+        let circuit = circuit?;
+        let work = Arc::new(Work::make(circuit, cc, sectors)?);
         let recorded = recorded || cc; // the test SRS is made from the recorded circuit
         let t = Instant::now();
-        // The circuit is recorded from a partition of the C1 (its challenges on all threads, as
-        // the engine records at a proof type's first job) while the SRS is made.
+        // The circuit is recorded while the SRS is made.
         let recording = recorded.then(|| {
-            let c1 = c1.clone();
+            let work = work.clone();
             std::thread::spawn(move || {
-                let shape = sections(proof)?;
-                let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
-                let inputs = cuzk::kinds::porep::parse_c1(&c1, &sector.0, sector.1)?;
                 let t = Instant::now();
-                let r = inputs.circuits.record(0, hint, &|| false)?;
-                Ok::<_, cuzk::error::Error>((r, t.elapsed().as_secs_f64()))
+                work.record(circuit).map(|r| (r, t.elapsed().as_secs_f64()))
             })
         });
         let mut srs = None;
         if !cc {
-            let s = Srs::from_parameters(proof, synthetic::random_params_tiled(sections(proof)?, 5, 1 << 20));
-            println!("{proof:?}: random SRS ({} MiB resident) in {:.1}s", s.resident_bytes >> 20, t.elapsed().as_secs_f64());
+            let s = Srs::from_parameters(circuit, synthetic::random_params_tiled(sections(circuit)?, 5, 1 << 20));
+            println!("{}: random SRS ({} MiB resident) in {:.1}s", circuit.name(), s.resident_bytes >> 20, t.elapsed().as_secs_f64());
             srs = Some(Arc::new(s));
         }
         let r1cs = match recording {
             Some(h) => {
                 let (r, took) = h.join().map_err(|_| cuzk::err!(Internal, "recording panicked"))??;
-                println!("recorded circuit (partition 0, challenges on all threads): {:.1}s, {:?} (ready {:.1}s after start)", took, r.stats(), t.elapsed().as_secs_f64());
+                println!("recorded circuit (partition 0, sub-circuits on all threads): {:.1}s, {:?} (ready {:.1}s after start)", took, r.stats(), t.elapsed().as_secs_f64());
                 Some(Arc::new(r))
             }
             None => None,
         };
         let srs = match srs {
             Some(s) => s,
-            None => {
-                let t = Instant::now();
-                let r = r1cs.as_ref().ok_or_else(|| cuzk::err!(Internal, "no recorded circuit for the test SRS"))?;
-                let params = cuzk::fixtures::test_srs(r, 21)?;
-                let s = Srs::from_parameters(proof, params);
-                println!(
-                    "{proof:?}: TEST SRS (seeded toxic waste: never for production; {} MiB resident) generated in {:.1}s",
-                    s.resident_bytes >> 20,
-                    t.elapsed().as_secs_f64()
-                );
-                Arc::new(s)
+            None => test_srs(circuit, r1cs.as_ref().ok_or_else(|| cuzk::err!(Internal, "no recorded circuit for the test SRS"))?)?,
+        };
+        let probe = match probe {
+            Some(p) if probes > 0 => {
+                let p = p?;
+                let work = Work::make(p, true, 1)?;
+                let r1cs = Arc::new(work.record(p)?);
+                let srs = test_srs(p, &r1cs)?;
+                Some(Probe { circuit: p, work, r1cs, srs, count: probes })
             }
+            _ => None,
         };
         let mut summaries = Vec::new();
         let runs = budgets.iter().flat_map(|&b| lane_counts.iter().map(move |&l| (b, l)));
@@ -130,9 +214,10 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
                     p => println!("plan: {p:?}"),
                 }
             }
-            summaries.push(run_engine(proof, &c1, &srs, r1cs.clone(), Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc, sector })?);
+            let setup = Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc };
+            summaries.push(run_engine(circuit, &work, &srs, r1cs.clone(), probe.as_ref(), setup)?);
         }
-        Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": format!("{proof:?}"), "runs": summaries}))
+        Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": circuit.name(), "runs": summaries}))
     })();
     match res {
         Ok(v) => {
@@ -153,21 +238,22 @@ struct Setup {
     lanes: usize,
     vram_budget_mib: u64,
     timeline: Option<String>,
-    /// Satisfiable inputs: submitted as C1 outputs of this (prover id, sector id), verified.
+    /// Satisfiable inputs: submitted as a node submits them, verified.
     cc: bool,
-    sector: ([u8; 32], u64),
 }
 
 /// One engine (its own CUDA backend: the SRS and circuit go to VRAM again) with `lanes` GPU
 /// lanes: one job's latency, then `jobs` jobs at once.
 fn run_engine(
-    proof: RegisteredSealProof,
-    c1: &[u8],
+    circuit: CircuitId,
+    work: &Work,
     srs: &Arc<Srs>,
     r1cs: Option<Arc<cuzk::synth::R1cs>>,
+    probe: Option<&Probe>,
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
-    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc, sector } = setup;
+    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc } = setup;
+    let proof = circuit.name();
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
@@ -203,17 +289,14 @@ fn run_engine(
         if cc {
             engine.adopt_srs(srs.clone())?;
         }
+        if let Some(p) = probe {
+            engine.adopt_circuit(p.r1cs.clone());
+            engine.adopt_srs(p.srs.clone())?;
+        }
+        // As a node submits (generated inputs: checked, proved and verified by the engine).
         let submit = || -> cuzk::error::Result<(u64, Instant)> {
             let t = Instant::now();
-            if cc {
-                // As a node submits: the C1 bytes, checked, proved and verified by the engine.
-                let req = cuzk::engine::SubmitRequest { c1_json: c1, sector_id: sector.1, prover_id: sector.0, priority: 0, request_id: None };
-                return Ok((engine.submit(req)?, t));
-            }
-            let inputs = cuzk::kinds::porep::parse_c1(c1, &sector.0, sector.1)?;
-            println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
-            let at = Instant::now();
-            Ok((engine.submit_circuits(cuzk::kinds::seal_inputs(inputs, sector.0, sector.1), srs.clone(), 0)?, at))
+            Ok((work.submit(&engine, srs)?, t))
         };
         let finish = |id| -> cuzk::error::Result<Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, Some(Duration::from_secs(3000)))?;
@@ -230,10 +313,33 @@ fn run_engine(
         if cc && !one.verified {
             return Err(cuzk::err!(Verification, "the engine did not verify the proof of the generated sector"));
         }
+        if let Some(p) = probe {
+            // Once alone, so the probe's own first job (its kind's setup) is not in the figures.
+            let r = finish(p.work.submit(&engine, &p.srs)?)?;
+            println!("probe {} alone: {:.3}s (verified {})", p.circuit.name(), r.timings.total.as_secs_f64(), r.verified);
+        }
         let t = Instant::now();
         let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
+        // The probes, one after the other while the jobs run.
+        let probed: Vec<f64> = match probe {
+            Some(p) => (0..p.count)
+                .map(|i| {
+                    let t = Instant::now();
+                    let r = finish(p.work.submit(&engine, &p.srs)?)?;
+                    let took = t.elapsed().as_secs_f64();
+                    let busy = ids.iter().filter(|&&(id, _)| engine.poll(id).map_or(false, |s| !s.state.is_final())).count();
+                    println!("probe {i}: {took:.3}s (verified {}), {busy} of {jobs} jobs unfinished", r.verified);
+                    Ok(took)
+                })
+                .collect::<cuzk::error::Result<_>>()?,
+            None => Vec::new(),
+        };
         let results = ids.iter().map(|&(id, _)| finish(id)).collect::<cuzk::error::Result<Vec<_>>>()?;
         let stream = t.elapsed().as_secs_f64();
+        if !probed.is_empty() {
+            let worst = probed.iter().copied().fold(0.0, f64::max);
+            println!("probes while {jobs} {proof} jobs ran: median {:.3}s, worst {worst:.3}s of {}", median(&probed), probed.len());
+        }
         if cc {
             let verified = results.iter().filter(|r| r.verified).count();
             let verify: Vec<String> = results.iter().map(|r| format!("{:.2}", r.timings.verify.as_secs_f64())).collect();
@@ -247,10 +353,10 @@ fn run_engine(
                 serde_json::json!({"submitted_s": at.duration_since(t0).as_secs_f64(), "timings": cuzk::engine::timings_json(&r.timings)})
             };
             let runs = serde_json::json!({
-                "proof": format!("{proof:?}"),
+                "proof": proof,
                 "runs": [
-                    {"name": format!("{proof:?}: one job ({latency:.1} s)"), "jobs": [job(&one, one_at, one_at)]},
-                    {"name": format!("{proof:?}: {jobs} jobs submitted at once ({:.1} s per proof)", stream / jobs as f64),
+                    {"name": format!("{proof}: one job ({latency:.1} s)"), "jobs": [job(&one, one_at, one_at)]},
+                    {"name": format!("{proof}: {jobs} jobs submitted at once ({:.1} s per proof)", stream / jobs as f64),
                      "jobs": results.iter().zip(&ids).map(|(r, &(_, at))| job(r, at, ids[0].1)).collect::<Vec<_>>()},
                 ],
             });
@@ -280,7 +386,7 @@ fn run_engine(
             "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "inputs": if cc { "cc (verified)" } else { "shaped" }, "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
             "stream_per_proof_s": stream / jobs as f64, "prover_busy": busy / stream, "prove_sum_s": prove,
-            "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64,
+            "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64, "probes_s": probed,
             "synthesis_workers": engine.config().synthesis_threads(), "status": serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap_or_default(),
         }))
     }
