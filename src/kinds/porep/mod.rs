@@ -10,7 +10,7 @@
 
 mod c1;
 mod challenges;
-mod native;
+pub(crate) mod native;
 pub mod validate;
 pub mod verify;
 

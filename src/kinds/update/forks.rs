@@ -14,6 +14,12 @@
 //! `label_r_new`) are crate-private in storage-proofs-update, so they are restated here
 //! constraint for constraint; upstream's panics on malformed inputs are errors instead (the
 //! engine has verified the vanilla proofs before any synthesis, so they do not fire).
+//!
+//! Tree D is a binary SHA-256 tree: its hashes (the apex tree, ~20 levels of each challenge's
+//! path) are ~99 % of a partition's constraints. The full assignment and the recording run
+//! upstream's gadgets for them ([`Gadgets`]); the witness alone computes them natively
+//! ([`Native`]: `kinds::porep::native`, the code behind PoRep's comm_d paths), writing the
+//! variables the gadgets would allocate, in the same order.
 
 use bellperson::gadgets::boolean::{field_into_allocated_bits_le, AllocatedBit, Boolean};
 use bellperson::gadgets::multipack::pack_bits;
@@ -30,11 +36,66 @@ use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs, PublicInputs
 use storage_proofs_update::constants::{hs, validate_tree_r_shape, TreeD, TreeDHasher, TreeRHasher, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
-use crate::synth::{on_forks, Forkable, SizeHint};
+use crate::kinds::porep::native::{sha256_leaves, tree_d_path};
+use crate::synth::{on_forks, Forkable, SizeHint, Witness};
+
+/// How tree D's SHA-256 is synthesized into `CS` (the parent, for the apex tree) and its forks
+/// (each challenge's path to its apex leaf).
+pub(crate) trait TreeDHashing<CS: Forkable> {
+    /// `Sha256Function::hash2_circuit`.
+    fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
+    /// `por_no_challenge_input::<TreeD>`.
+    fn path(
+        cs: &mut CS::Fork<'_>,
+        name: String,
+        bits: Vec<AllocatedBit>,
+        leaf: AllocatedNum<Fr>,
+        path: Vec<Vec<AllocatedNum<Fr>>>,
+        root: AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError>;
+}
+
+/// Upstream's gadgets: any constraint system.
+pub(crate) struct Gadgets;
+
+impl<CS: Forkable> TreeDHashing<CS> for Gadgets {
+    fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
+        <TreeDHasher as Hasher>::Function::hash2_circuit(cs.namespace(|| name), a, b)
+    }
+    fn path(
+        cs: &mut CS::Fork<'_>,
+        name: String,
+        bits: Vec<AllocatedBit>,
+        leaf: AllocatedNum<Fr>,
+        path: Vec<Vec<AllocatedNum<Fr>>>,
+        root: AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError> {
+        por_no_challenge_input::<TreeD, _>(cs.namespace(|| name), bits, leaf, path, root)
+    }
+}
+
+/// Native SHA-256 into the witness alone.
+pub(crate) struct Native;
+
+impl TreeDHashing<Witness> for Native {
+    fn hash2(cs: &mut Witness, _: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
+        sha256_leaves(cs, &[a.clone(), b.clone()])
+    }
+    fn path(
+        cs: &mut crate::synth::WitnessFork<'_>,
+        _: String,
+        bits: Vec<AllocatedBit>,
+        leaf: AllocatedNum<Fr>,
+        path: Vec<Vec<AllocatedNum<Fr>>>,
+        root: AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError> {
+        tree_d_path(cs, bits, leaf, path, &root)
+    }
+}
 
 /// `circuit` into `cs` (ready for a circuit: bellperson's ONE allocated), closed with the
 /// per-input constraints.
-pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable>(
+pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: TreeDHashing<CS>>(
     mut cs: CS,
     circuit: EmptySectorUpdateCircuit<TreeR>,
     hint: SizeHint,
@@ -113,7 +174,7 @@ pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = Tree
         );
     }
 
-    apex_por(cs.namespace(|| "apex_gadget"), apex_leafs.clone(), partition_bits.clone(), partition_path, comm_d_new)?;
+    apex_por::<CS, D>(&mut cs, apex_leafs.clone(), partition_bits.clone(), partition_path, comm_d_new)?;
 
     let generated_bits = gen_challenge_bits(
         cs.namespace(|| "gen_challenge_bits"),
@@ -127,7 +188,7 @@ pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = Tree
     let shared = Shared { partition_bits: &partition_bits, h_select_bits: &h_select_bits, hs: &hs, phi: &phi, root_r_old: &root_r_old, root_r_new: &root_r_new, apex_leafs: &apex_leafs };
     let lens = Lens { challenge_bit_len, partition_bit_len, apex_leaf_bit_len };
     on_forks(&mut cs, generated_bits.into_iter().zip(&challenge_proofs).enumerate().collect(), hint, |fork, (c_index, (bits, proof))| {
-        challenge(fork, c_index, bits, proof, &shared, lens)
+        challenge::<TreeR, CS, D>(fork, c_index, bits, proof, &shared, lens)
     })?;
     Ok(cs.end())
 }
@@ -153,8 +214,8 @@ struct Lens {
 
 /// Upstream's loop body for challenge `c_index`: rho, the new label from the old one and the new
 /// data, the old and new tree R paths, and the tree D path up to its apex leaf.
-fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: ConstraintSystem<Fr>>(
-    cs: &mut CS,
+fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: TreeDHashing<CS>>(
+    cs: &mut CS::Fork<'_>,
     c_index: usize,
     bits_without_partition: Vec<AllocatedBit>,
     proof: &ChallengeProof<TreeR>,
@@ -164,7 +225,7 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Constra
     let c_bits: Vec<AllocatedBit> = bits_without_partition.into_iter().chain(s.partition_bits.iter().cloned()).collect();
     let c_high = get_challenge_high_bits(cs.namespace(|| format!("get_challenge_high_bits (c_index={c_index})")), &c_bits, s.h_select_bits, s.hs)?;
     let rho = poseidon_hash(cs.namespace(|| format!("rho (c_index={c_index})")), vec![s.phi.clone(), c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)?;
-    let num = |cs: &mut CS, name: String, v: Option<Fr>| AllocatedNum::alloc(cs.namespace(|| name), || v.ok_or(SynthesisError::AssignmentMissing));
+    let num = |cs: &mut CS::Fork<'_>, name: String, v: Option<Fr>| AllocatedNum::alloc(cs.namespace(|| name), || v.ok_or(SynthesisError::AssignmentMissing));
     let leaf_r_old = num(cs, format!("leaf_r_old (c_index={c_index})"), proof.leaf_r_old)?;
     let leaf_d_new = num(cs, format!("leaf_d_new (c_index={c_index})"), proof.leaf_d_new)?;
     let leaf_r_new = label_r_new(cs.namespace(|| format!("leaf_r_new (c_index={c_index})")), &leaf_r_old, &leaf_d_new, &rho)?;
@@ -174,7 +235,7 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Constra
             return Err(SynthesisError::Unsatisfiable);
         }
     }
-    let path = |cs: &mut CS, which: &str, path: &[Vec<Option<Fr>>]| {
+    let path = |cs: &mut CS::Fork<'_>, which: &str, path: &[Vec<Option<Fr>>]| {
         path.iter()
             .enumerate()
             .map(|(row, siblings)| {
@@ -203,7 +264,7 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Constra
         .enumerate()
         .map(|(row, siblings)| num(cs, format!("path_to_apex_leaf sibling (c_index={c_index}, tree_row={row})"), siblings[0]).map(|s| vec![s]))
         .collect::<Result<Vec<_>, _>>()?;
-    por_no_challenge_input::<TreeD, _>(cs.namespace(|| format!("por to_apex_leaf (c_index={c_index})")), c_bits_to_apex_leaf, leaf_d_new, path_to_apex_leaf, apex_leaf)
+    D::path(cs, format!("por to_apex_leaf (c_index={c_index})"), c_bits_to_apex_leaf, leaf_d_new, path_to_apex_leaf, apex_leaf)
 }
 
 /// Upstream's checks of the packed k and h_select (assertions there): k below the partition
@@ -232,9 +293,9 @@ fn enforce_binary_decomposition<CS: ConstraintSystem<Fr>>(cs: &mut CS, name: &'s
 }
 
 /// The partition's apex tree built from its apex leaves (tree D's hash), and its root proved
-/// into comm_d along the partition path (upstream `gadgets::apex_por`).
-fn apex_por<CS: ConstraintSystem<Fr>>(
-    mut cs: CS,
+/// into comm_d along the partition path (upstream `gadgets::apex_por`, in its namespace).
+fn apex_por<CS: Forkable, D: TreeDHashing<CS>>(
+    cs: &mut CS,
     apex_leafs: Vec<AllocatedNum<Fr>>,
     partition_bits: Vec<AllocatedBit>,
     partition_path: Vec<Vec<AllocatedNum<Fr>>>,
@@ -246,13 +307,7 @@ fn apex_por<CS: ConstraintSystem<Fr>>(
         row = row
             .chunks(2)
             .enumerate()
-            .map(|(i, pair)| {
-                <TreeDHasher as Hasher>::Function::hash2_circuit(
-                    cs.namespace(|| format!("apex_tree generation hash (tree_row={row_index}, siblings={i})")),
-                    &pair[0],
-                    &pair[1],
-                )
-            })
+            .map(|(i, pair)| D::hash2(cs, format!("apex_tree generation hash (tree_row={row_index}, siblings={i})"), &pair[0], &pair[1]))
             .collect::<Result<Vec<_>, _>>()?;
     }
     let apex_root = row.into_iter().next().ok_or(SynthesisError::Unsatisfiable)?;

@@ -19,7 +19,7 @@ use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
 use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredUpdateProof, Statement};
 use crate::error::{Result, ResultExt, Status};
-use crate::synth::{Forkable, SizeHint};
+use crate::synth::{Forkable, SizeHint, Witness};
 
 /// A SnapDeals request as filecoin-ffi takes it.
 pub struct UpdateRequest<'a> {
@@ -213,7 +213,12 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> BuildCircuit for Upd
 
     /// The challenges on all threads: `forks`.
     fn synthesize_into<CS: Forkable>(&self, cs: CS, circuit: EmptySectorUpdateCircuit<Tree>, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
-        forks::empty_sector_update(cs, circuit, hint)
+        forks::empty_sector_update::<Tree, CS, forks::Gadgets>(cs, circuit, hint)
+    }
+
+    /// Tree D's SHA-256 natively (`forks::Native`).
+    fn witness_into(&self, cs: Witness, circuit: EmptySectorUpdateCircuit<Tree>, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
+        forks::empty_sector_update::<Tree, Witness, forks::Native>(cs, circuit, hint)
     }
 
     /// A partition's challenges: what `forks` spreads over.

@@ -7,9 +7,11 @@
 //! for value (`tests/native_witness.rs`); with the recorded R1CS it gives upstream's a, b, c.
 
 mod bits;
+mod digest;
 mod porep;
 mod sha256;
 
+pub(crate) use digest::{sha256_leaves, tree_d_path};
 pub(crate) use porep::witness;
 
 /// Where native gadgets put what they allocate: a witness constraint system's aux vector and
@@ -29,5 +31,16 @@ impl Sink for crate::synth::WitnessFork<'_> {
     #[inline]
     fn constraints(&mut self, n: usize) {
         self.add_constraints(n);
+    }
+}
+
+impl Sink for crate::synth::Witness {
+    #[inline]
+    fn bit(&mut self, v: bool) {
+        self.aux.push(if v { blstrs::Scalar::from(1u64) } else { blstrs::Scalar::from(0u64) });
+    }
+    #[inline]
+    fn constraints(&mut self, n: usize) {
+        self.constraints += n;
     }
 }

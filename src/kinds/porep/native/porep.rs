@@ -22,7 +22,7 @@ use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked;
 
 use super::bits::Bit;
-use super::sha256::sha256;
+use super::digest::{bits, pack_digest, sha256_leaves};
 use super::Sink;
 use super::super::challenges::{self, circuit_proofs, ReplicaDomain};
 use crate::synth::{SizeHint, Witness, WitnessFork};
@@ -155,39 +155,6 @@ fn inclusion<Tree: MerkleTreeTrait>(
     )
 }
 
-/// The gadget bits behind upstream `Boolean`s.
-fn bits(b: &[Boolean]) -> Result<Vec<Bit>, SynthesisError> {
-    b.iter()
-        .map(|b| match b {
-            Boolean::Constant(c) => Ok(Bit::Const(*c)),
-            Boolean::Is(a) => a
-                .get_value()
-                .map(Bit::Is)
-                .ok_or(SynthesisError::AssignmentMissing),
-            Boolean::Not(a) => a
-                .get_value()
-                .map(Bit::Not)
-                .ok_or(SynthesisError::AssignmentMissing),
-        })
-        .collect()
-}
-
-/// `multipack::pack_bits`: the first 254 bits (least significant first) as one number.
-fn pack_bits<C: ConstraintSystem<Scalar> + Sink>(
-    cs: &mut C,
-    bits: &[Bit],
-) -> Result<AllocatedNum<Scalar>, SynthesisError> {
-    let mut le = [0u8; 32];
-    for (i, b) in bits.iter().take(254).enumerate() {
-        le[i / 8] |= (b.value() as u8) << (i % 8);
-    }
-    let value =
-        Option::<Scalar>::from(Scalar::from_bytes_le(&le)).ok_or(SynthesisError::Unsatisfiable)?;
-    let num = AllocatedNum::alloc(cs.namespace(|| "input"), || Ok(value))?;
-    cs.constraints(1); // the packing constraint
-    Ok(num)
-}
-
 /// `create_label_circuit`: SHA-256 of replica id, layer, node and the 37 parents' labels.
 fn create_label<C: ConstraintSystem<Scalar> + Sink>(
     cs: &mut C,
@@ -207,20 +174,6 @@ fn create_label<C: ConstraintSystem<Scalar> + Sink>(
         msg.resize(msg.len().next_multiple_of(256), Bit::Const(false));
     }
     pack_digest(cs, &msg)
-}
-
-/// Bits with the order reversed inside each byte (upstream's `reverse_bit_numbering`; the
-/// length is a whole number of bytes here).
-fn bytes_reversed(bits: &[Bit]) -> impl Iterator<Item = Bit> + '_ {
-    bits.chunks(8).flat_map(|c| c.iter().rev()).copied()
-}
-
-/// SHA-256 of `msg`, its first 254 bits (bit order reversed in each byte) packed into a number:
-/// how labels and comm_d's tree nodes come out of the hash.
-fn pack_digest<C: ConstraintSystem<Scalar> + Sink>(cs: &mut C, msg: &[Bit]) -> Result<AllocatedNum<Scalar>, SynthesisError> {
-    let digest = sha256(cs, msg);
-    let le: Vec<Bit> = bytes_reversed(&digest).collect();
-    pack_bits(cs, &le)
 }
 
 /// `PoRCircuit::synthesize` for the binary SHA-256 tree of comm_d (arity 2, no sub or top
@@ -254,19 +207,4 @@ fn sha256_inclusion<C: ConstraintSystem<Scalar> + Sink>(
     multipack::pack_into_inputs(cs.namespace(|| "path"), &path_bits)?;
     constraint::equal(cs, || "enforce root is correct", &cur, root);
     Ok(())
-}
-
-/// `Sha256Function::hash_multi_leaf_circuit`: each leaf's 255 bits padded to bytes (bits
-/// reversed within each byte), hashed, the digest's first 254 bits packed.
-fn sha256_leaves<C: ConstraintSystem<Scalar> + Sink>(
-    cs: &mut C,
-    leaves: &[AllocatedNum<Scalar>],
-) -> Result<AllocatedNum<Scalar>, SynthesisError> {
-    let mut msg = Vec::with_capacity(leaves.len() * 256);
-    for leaf in leaves {
-        let mut b = bits(&leaf.to_bits_le(cs.namespace(|| "num_into_bits"))?)?;
-        b.resize(b.len().next_multiple_of(8), Bit::Const(false));
-        msg.extend(bytes_reversed(&b));
-    }
-    pack_digest(cs, &msg)
 }
