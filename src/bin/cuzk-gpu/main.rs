@@ -163,6 +163,7 @@ static SUBS: &[cli::Sub] = &[
         cli::num("sectors", "a generated PoSt's sectors (default 1)"),
         cli::text("probe", "a PoSt proof (e.g. StackedDrgWinning32GiBV1) proved --probes times, one after the other, while the jobs run"),
         cli::num("probes", "how many --probe jobs (default 0)"),
+        cli::num("probe-gap-ms", "pause before each probe (default 1000)"),
         cli::num("synthesis-workers", "0 = automatic"),
         cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
         cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),

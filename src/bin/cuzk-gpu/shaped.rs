@@ -12,7 +12,8 @@
 //!
 //! `--probe P --probes N`: while the J jobs run, N jobs of the PoSt proof P (e.g.
 //! `StackedDrgWinning32GiBV1`, generated inputs, its own test SRS), one after the other at
-//! their kind's default priority: the latency a WinningPoSt sees on a saturated engine.
+//! their kind's default priority, `--probe-gap-ms` apart: the latency a WinningPoSt sees on a
+//! saturated engine.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,6 +117,7 @@ struct Probe {
     r1cs: Arc<cuzk::synth::R1cs>,
     srs: Arc<Srs>,
     count: usize,
+    gap: Duration,
 }
 
 pub(crate) fn bench_shaped(args: &Parsed) -> bool {
@@ -137,6 +139,8 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
     };
     let probe = args.text("probe").map(CircuitId::parse);
     let probes: usize = args.num("probes", 0);
+    // Between probes, so that they sample the whole run, not its first seconds.
+    let probe_gap = Duration::from_millis(args.num("probe-gap-ms", 1000));
     // Where to write every job's per-partition spans (for `cuzk-timeline`).
     let timeline = args.text("timeline").map(String::from);
     // GPU lanes per engine, one engine after the other on the same SRS and circuit (e.g. "2,1").
@@ -184,7 +188,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
                 let work = Work::make(p, true, 1)?;
                 let r1cs = Arc::new(work.record(p)?);
                 let srs = test_srs(p, &r1cs)?;
-                Some(Probe { circuit: p, work, r1cs, srs, count: probes })
+                Some(Probe { circuit: p, work, r1cs, srs, count: probes, gap: probe_gap })
             }
             _ => None,
         };
@@ -324,6 +328,7 @@ fn run_engine(
         let probed: Vec<f64> = match probe {
             Some(p) => (0..p.count)
                 .map(|i| {
+                    std::thread::sleep(p.gap);
                     let t = Instant::now();
                     let r = finish(p.work.submit(&engine, &p.srs)?)?;
                     let took = t.elapsed().as_secs_f64();
