@@ -4,8 +4,8 @@
 //! allocates the public inputs, checks comm_r_old / comm_r_new against comm_c and the two tree R
 //! roots, proves the partition's apex tree into comm_d_new and derives every challenge's bits;
 //! then one independent sub-circuit per challenge (its rho, the new label, the old and new tree R
-//! paths and the tree D path up to the apex leaf: two Poseidon paths and ~20 SHA-256
-//! compressions at 32 GiB), each read-only on the prefix's variables. Upstream synthesizes the
+//! paths and the tree D path up to the apex leaf: two Poseidon paths and 19 levels of SHA-256
+//! at 32 GiB), each read-only on the prefix's variables. Upstream synthesizes the
 //! challenges one after the other on one thread (24.75 s a 32 GiB partition); here each runs on
 //! its own fork, absorbed in order, so the result equals sequential synthesis exactly (tested
 //! against upstream's circuit, every partition, in `tests/proof_kinds.rs`).
@@ -164,10 +164,14 @@ pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = Tree
         .collect::<Result<Vec<_>, _>>()?;
 
     // comm_r = H(comm_c || root_r), old and new.
-    for (name, root, comm_r) in [("comm_r_old_calc", &root_r_old, &comm_r_old), ("comm_r_new_calc", &root_r_new, &comm_r_new)] {
+    let checks = [
+        ("comm_r_old_calc", "enforce comm_r_old_calc == comm_r_old", &root_r_old, &comm_r_old),
+        ("comm_r_new_calc", "enforce comm_r_new_calc == comm_r_new", &root_r_new, &comm_r_new),
+    ];
+    for (name, check, root, comm_r) in checks {
         let calc = <TreeRHasher as Hasher>::Function::hash2_circuit(cs.namespace(|| name), &comm_c, root)?;
         cs.enforce(
-            || format!("enforce {name} == {}", &name[..10]),
+            || check,
             |lc| lc + calc.get_variable(),
             |lc| lc + CS::one(),
             |lc| lc + comm_r.get_variable(),
