@@ -84,15 +84,22 @@ impl Work {
         self.request().parse()?.circuits.record(0, hint, &|| false)
     }
 
-    /// Queued on `engine` as a node submits it (shaped C1s bypass the parse checks' SRS lookup
-    /// through `submit_circuits`, against `srs`).
-    fn submit(&self, engine: &Engine, srs: &Arc<Srs>) -> cuzk::error::Result<u64> {
+    /// Queued on `engine` as a node submits it, with the moment the engine got it: shaped C1s
+    /// are parsed here first (not timed) and go through `submit_circuits` against `srs`,
+    /// bypassing the parse checks' SRS lookup.
+    fn submit(&self, engine: &Engine, srs: &Arc<Srs>) -> cuzk::error::Result<(u64, Instant)> {
         match self {
             Work::C1 { c1, sector, cc: false, .. } => {
+                let t = Instant::now();
                 let inputs = cuzk::kinds::porep::parse_c1(c1, &sector.0, sector.1)?;
-                engine.submit_circuits(cuzk::kinds::seal_inputs(inputs, sector.0, sector.1), srs.clone(), 0)
+                println!("  parse+validate {:.2}s", t.elapsed().as_secs_f64());
+                let at = Instant::now();
+                Ok((engine.submit_circuits(cuzk::kinds::seal_inputs(inputs, sector.0, sector.1), srs.clone(), 0)?, at))
             }
-            _ => engine.submit_proof(Submission { request: self.request(), priority: None, request_id: None }),
+            _ => {
+                let at = Instant::now();
+                Ok((engine.submit_proof(Submission { request: self.request(), priority: None, request_id: None })?, at))
+            }
         }
     }
 }
@@ -298,10 +305,7 @@ fn run_engine(
             engine.adopt_srs(p.srs.clone())?;
         }
         // As a node submits (generated inputs: checked, proved and verified by the engine).
-        let submit = || -> cuzk::error::Result<(u64, Instant)> {
-            let t = Instant::now();
-            Ok((work.submit(&engine, srs)?, t))
-        };
+        let submit = || work.submit(&engine, srs);
         let finish = |id| -> cuzk::error::Result<Arc<cuzk::engine::JobResult>> {
             let snap = engine.wait(id, Some(Duration::from_secs(3000)))?;
             match (snap.state, snap.result) {
@@ -319,7 +323,7 @@ fn run_engine(
         }
         if let Some(p) = probe {
             // Once alone, so the probe's own first job (its kind's setup) is not in the figures.
-            let r = finish(p.work.submit(&engine, &p.srs)?)?;
+            let r = finish(p.work.submit(&engine, &p.srs)?.0)?;
             println!("probe {} alone: {:.3}s (verified {})", p.circuit.name(), r.timings.total.as_secs_f64(), r.verified);
         }
         let t = Instant::now();
@@ -330,7 +334,7 @@ fn run_engine(
                 .map(|i| {
                     std::thread::sleep(p.gap);
                     let t = Instant::now();
-                    let r = finish(p.work.submit(&engine, &p.srs)?)?;
+                    let r = finish(p.work.submit(&engine, &p.srs)?.0)?;
                     let took = t.elapsed().as_secs_f64();
                     let busy = ids.iter().filter(|&&(id, _)| engine.poll(id).map_or(false, |s| !s.state.is_final())).count();
                     println!("probe {i}: {took:.3}s (verified {}), {busy} of {jobs} jobs unfinished", r.verified);

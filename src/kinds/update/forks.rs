@@ -39,20 +39,22 @@ use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 use crate::kinds::porep::native::{sha256_leaves, tree_d_path};
 use crate::synth::{on_forks, Forkable, SizeHint, Witness};
 
+/// A challenge's tree D path up to its apex leaf, as `por_no_challenge_input::<TreeD>` takes it:
+/// the challenge's low bits, the new data's leaf, one sibling a level, the apex leaf as root.
+pub(crate) struct ApexPath {
+    bits: Vec<AllocatedBit>,
+    leaf: AllocatedNum<Fr>,
+    siblings: Vec<Vec<AllocatedNum<Fr>>>,
+    root: AllocatedNum<Fr>,
+}
+
 /// How tree D's SHA-256 is synthesized into `CS` (the parent, for the apex tree) and its forks
 /// (each challenge's path to its apex leaf).
 pub(crate) trait TreeDHashing<CS: Forkable> {
     /// `Sha256Function::hash2_circuit`.
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
     /// `por_no_challenge_input::<TreeD>`.
-    fn path(
-        cs: &mut CS::Fork<'_>,
-        name: String,
-        bits: Vec<AllocatedBit>,
-        leaf: AllocatedNum<Fr>,
-        path: Vec<Vec<AllocatedNum<Fr>>>,
-        root: AllocatedNum<Fr>,
-    ) -> Result<(), SynthesisError>;
+    fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError>;
 }
 
 /// Upstream's gadgets: any constraint system.
@@ -62,15 +64,8 @@ impl<CS: Forkable> TreeDHashing<CS> for Gadgets {
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         <TreeDHasher as Hasher>::Function::hash2_circuit(cs.namespace(|| name), a, b)
     }
-    fn path(
-        cs: &mut CS::Fork<'_>,
-        name: String,
-        bits: Vec<AllocatedBit>,
-        leaf: AllocatedNum<Fr>,
-        path: Vec<Vec<AllocatedNum<Fr>>>,
-        root: AllocatedNum<Fr>,
-    ) -> Result<(), SynthesisError> {
-        por_no_challenge_input::<TreeD, _>(cs.namespace(|| name), bits, leaf, path, root)
+    fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError> {
+        por_no_challenge_input::<TreeD, _>(cs.namespace(|| name), p.bits, p.leaf, p.siblings, p.root)
     }
 }
 
@@ -81,15 +76,8 @@ impl TreeDHashing<Witness> for Native {
     fn hash2(cs: &mut Witness, _: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         sha256_leaves(cs, &[a.clone(), b.clone()])
     }
-    fn path(
-        cs: &mut crate::synth::WitnessFork<'_>,
-        _: String,
-        bits: Vec<AllocatedBit>,
-        leaf: AllocatedNum<Fr>,
-        path: Vec<Vec<AllocatedNum<Fr>>>,
-        root: AllocatedNum<Fr>,
-    ) -> Result<(), SynthesisError> {
-        tree_d_path(cs, bits, leaf, path, &root)
+    fn path(cs: &mut crate::synth::WitnessFork<'_>, _: String, p: ApexPath) -> Result<(), SynthesisError> {
+        tree_d_path(cs, p.bits, p.leaf, p.siblings, &p.root)
     }
 }
 
@@ -268,7 +256,8 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkabl
         .enumerate()
         .map(|(row, siblings)| num(cs, format!("path_to_apex_leaf sibling (c_index={c_index}, tree_row={row})"), siblings[0]).map(|s| vec![s]))
         .collect::<Result<Vec<_>, _>>()?;
-    D::path(cs, format!("por to_apex_leaf (c_index={c_index})"), c_bits_to_apex_leaf, leaf_d_new, path_to_apex_leaf, apex_leaf)
+    let apex_path = ApexPath { bits: c_bits_to_apex_leaf, leaf: leaf_d_new, siblings: path_to_apex_leaf, root: apex_leaf };
+    D::path(cs, format!("por to_apex_leaf (c_index={c_index})"), apex_path)
 }
 
 /// Upstream's checks of the packed k and h_select (assertions there): k below the partition
