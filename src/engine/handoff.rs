@@ -97,9 +97,17 @@ impl<T> Sender<T> {
 impl<T> Receiver<T> {
     /// The highest-priority item; None once every sender is gone and nothing is left.
     pub fn recv(&self) -> Option<T> {
+        self.recv_if(|_| true)
+    }
+
+    /// The highest-priority item once its key passes `take` (the urgent prover: only work
+    /// above the default priority); None once every sender is gone and nothing it would take
+    /// is left.
+    pub fn recv_if(&self, take: impl Fn(&Key) -> bool) -> Option<T> {
         let mut g = self.0.lock();
         loop {
-            if let Some(e) = g.heap.pop() {
+            if g.heap.peek().is_some_and(|e| take(&e.key)) {
+                let e = g.heap.pop().expect("peeked above");
                 self.0.changed.notify_all();
                 return Some(e.item);
             }
@@ -142,6 +150,24 @@ mod tests {
         drop(tx);
         let order: Vec<_> = std::iter::from_fn(|| rx.recv()).collect();
         assert_eq!(order, ["winning", "c2 job 1 p0", "c2 job 1 p1", "c2 job 2 p0"]);
+    }
+
+    #[test]
+    fn the_urgent_receiver_takes_only_what_passes_and_waits_for_it() {
+        let (tx, rx) = channel::<&str>(8);
+        let rx = std::sync::Arc::new(rx);
+        tx.send(key(0, 1, 0), "c2").unwrap();
+        let urgent = {
+            let rx = rx.clone();
+            std::thread::spawn(move || rx.recv_if(|k| k.0 > 0))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!urgent.is_finished(), "a C2 partition is not urgent work");
+        tx.send(key(2000, 2, 0), "winning").unwrap();
+        assert_eq!(urgent.join().unwrap(), Some("winning"));
+        assert_eq!(rx.recv(), Some("c2"));
+        drop(tx);
+        assert_eq!(rx.recv_if(|k| k.0 > 0), None, "no sender left: the urgent receiver ends");
     }
 
     /// Bounded: with depth 1, a second sender waits until something is taken.

@@ -104,7 +104,8 @@ impl Engine {
     pub fn with_backend(config: EngineConfig, backend: Box<dyn Backend>) -> Result<Engine> {
         config.validate()?;
         let dealloc = Deallocator::start().map_err(|e| err!(Internal, "starting the deallocator thread: {e}"))?;
-        let lanes = lanes::Lanes::new(backend.lanes());
+        // The backend's lanes, and last the urgent prover's (`workers::spawn`).
+        let lanes = lanes::Lanes::new(backend.lanes() + 1);
         let host_memory = host_memory::HostMemory::read(host_memory::Probe::default());
         let configured = config.memory_budget_mib.saturating_mul(1 << 20);
         if let Some(limit) = host_memory.cgroup_limit().filter(|&l| configured > l) {

@@ -120,6 +120,7 @@ pub(super) fn status_json(engine: &Engine) -> String {
             })
         })
         .collect();
+    let urgent_lane = sh.lanes.len() - 1;
     let lanes: Vec<Value> = sh
         .lanes
         .snapshot()
@@ -128,6 +129,8 @@ pub(super) fn status_json(engine: &Engine) -> String {
         .map(|(k, l)| {
             json!({
                 "lane": k,
+                // The urgent prover: work above the default priority only (PoSt).
+                "urgent": k == urgent_lane,
                 "busy_s": secs(l.busy),
                 "busy_fraction": fraction(l.busy, uptime),
                 "partitions": l.partitions,

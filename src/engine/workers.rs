@@ -78,21 +78,30 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     // One more worker for work above the default priority (PoSt: deadlines), with its own
     // thread pool: it starts at once however many C2 partitions fill the other workers, and its
     // parallel synthesis does not queue behind theirs on the shared pool.
-    let urgent = rayon::ThreadPoolBuilder::new()
-        .num_threads(shared.witness_gate.cores())
-        .thread_name(|i| format!("cuzk-urgent-{i}"))
-        .build()
-        .map_err(std::io::Error::other)?;
-    let (sh, utx) = (shared.clone(), tx.clone());
-    threads.push(stage("cuzk-synth-urgent".into(), Box::new(move || urgent.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
+    let urgent = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(shared.witness_gate.cores())
+            .thread_name(|i| format!("cuzk-urgent-{i}"))
+            .build()
+            .map_err(std::io::Error::other)?,
+    );
+    let (sh, utx, pool) = (shared.clone(), tx.clone(), urgent.clone());
+    threads.push(stage("cuzk-synth-urgent".into(), Box::new(move || pool.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
     drop(tx);
     // One prover thread per backend lane (a CUDA device proves one partition's stage H under
     // another's MSMs); they share the hand-off, highest priority first.
     let rx = Arc::new(rx);
-    for k in 0..shared.lanes.len() {
+    let urgent_lane = shared.lanes.len() - 1;
+    for k in 0..urgent_lane {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
-        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, ftx)))?);
+        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
     }
+    // And the urgent prover, for work above the default priority only: a WinningPoSt whose
+    // partition is ready does not wait for a lane to finish a C2 partition (seconds at 32 GiB).
+    // It finishes its own proofs (no queue behind the lanes' tails) on the urgent pool, where a
+    // backend's CPU work does not queue behind synthesis on the shared one.
+    let (sh, urx) = (shared.clone(), rx.clone());
+    threads.push(stage("cuzk-prove-urgent".into(), Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
     drop((rx, ftx));
     let sh = shared.clone();
     threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
@@ -273,8 +282,13 @@ fn synthesize(job: &Job, work: &JobWork, k: usize, r1cs: Option<&Arc<R1cs>>, on_
     Ok(asg)
 }
 
-fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>, ftx: SyncSender<Started>) {
-    while let Some(s) = rx.recv() {
+/// A prover lane: takes the highest-priority partition and starts its proof, handing the tail to
+/// the finisher (`ftx`). The urgent prover (`ftx` None) takes only work above the default
+/// priority, through the backend's urgent path, and finishes its proofs itself.
+fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>, ftx: Option<SyncSender<Started>>) {
+    let urgent = ftx.is_none();
+    let next = || if urgent { rx.recv_if(|&(priority, ..)| priority > 0) } else { rx.recv() };
+    while let Some(s) = next() {
         shared.awaiting_prover.fetch_sub(1, Ordering::Relaxed);
         let Synthesized { job, partition, assignment, memory, ready_at } = s;
         if job.is_cancelled() {
@@ -290,7 +304,11 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
             continue;
         };
         let mut busy = shared.lanes.begin(lane);
-        let res = guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &|| job.is_cancelled()));
+        let cancelled = || job.is_cancelled();
+        let res = guarded("proving", || match urgent {
+            true => shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled),
+            false => shared.backend.start(&work.srs, assignment, r, s, &cancelled),
+        });
         if res.is_err() {
             busy.failed();
         }
@@ -304,9 +322,14 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
                 } // else already reported as cancelled or failed
             }
             Ok(begun) => {
-                let started = Instant::now();
-                if ftx.send(Started { job, partition, memory, waited, at, started, begun }).is_err() {
-                    return; // finisher gone (shutdown)
+                let started = Started { job, partition, memory, waited, at, started: Instant::now(), begun };
+                match &ftx {
+                    None => finish_one(shared, started),
+                    Some(ftx) => {
+                        if ftx.send(started).is_err() {
+                            return; // finisher gone (shutdown)
+                        }
+                    }
                 }
             }
         }
@@ -315,50 +338,55 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
 
 fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
     for st in rx {
-        let Started { job, partition, memory, waited, at, started, begun } = st;
-        let finishing = Instant::now();
-        let res = match (begun, job.work()) {
-            (Begun::Done(pp), _) => Ok(pp),
-            (Begun::Tail(tail), Some(work)) => {
-                let r = guarded("finishing the proof", || tail.finish(&work.srs));
-                shared.dealloc.free(work, 0);
-                r
+        finish_one(shared, st);
+    }
+}
+
+/// A started proof's tail, then the job's proof once every partition is proved.
+fn finish_one(shared: &Shared, st: Started) {
+    let Started { job, partition, memory, waited, at, started, begun } = st;
+    let finishing = Instant::now();
+    let res = match (begun, job.work()) {
+        (Begun::Done(pp), _) => Ok(pp),
+        (Begun::Tail(tail), Some(work)) => {
+            let r = guarded("finishing the proof", || tail.finish(&work.srs));
+            shared.dealloc.free(work, 0);
+            r
+        }
+        (Begun::Tail(tail), None) => {
+            shared.dealloc.free(tail, 0); // the job ended: its proof is not needed
+            Err(err!(Cancelled, "job {} ended", job.id))
+        }
+    };
+    let took = at.elapsed();
+    match res {
+        Err(e) => {
+            shared.dealloc.free(memory, 0);
+            if !job.is_cancelled() {
+                fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
+            } // else already reported as cancelled or failed
+        }
+        Ok(pp) => {
+            for (g, bytes) in pp.garbage {
+                shared.dealloc.free(g, bytes);
             }
-            (Begun::Tail(tail), None) => {
-                shared.dealloc.free(tail, 0); // the job ended: its proof is not needed
-                Err(err!(Cancelled, "job {} ended", job.id))
-            }
-        };
-        let took = at.elapsed();
-        match res {
-            Err(e) => {
-                shared.dealloc.free(memory, 0);
-                if !job.is_cancelled() {
-                    fail(shared, &job, e.context(format!("job {} partition {partition}", job.id)));
-                } // else already reported as cancelled or failed
-            }
-            Ok(pp) => {
-                for (g, bytes) in pp.garbage {
-                    shared.dealloc.free(g, bytes);
-                }
-                // After the buffers in the deallocator's FIFO: the room is given back once they are freed.
-                shared.dealloc.free(memory, 0);
-                let done = {
-                    let mut g = job.lock();
-                    g.timings.prove_queue += waited;
-                    g.timings.prove += took;
-                    let sub = job.submitted;
-                    g.timings.span(sub, partition, Stage::ProveQueue, at - waited, at);
-                    g.timings.span(sub, partition, Stage::Prove, at, started);
-                    g.timings.span(sub, partition, Stage::Finish, finishing, at + took);
-                    g.timings.phases.accumulate(&pp.phases);
-                    g.cpu_fallback_partitions += pp.cpu_fallback as usize;
-                    g.proofs[partition] = Some(pp.proof);
-                    g.proofs.iter().all(Option::is_some)
-                };
-                if done && !job.is_cancelled() {
-                    finish(shared, &job);
-                }
+            // After the buffers in the deallocator's FIFO: the room is given back once they are freed.
+            shared.dealloc.free(memory, 0);
+            let done = {
+                let mut g = job.lock();
+                g.timings.prove_queue += waited;
+                g.timings.prove += took;
+                let sub = job.submitted;
+                g.timings.span(sub, partition, Stage::ProveQueue, at - waited, at);
+                g.timings.span(sub, partition, Stage::Prove, at, started);
+                g.timings.span(sub, partition, Stage::Finish, finishing, at + took);
+                g.timings.phases.accumulate(&pp.phases);
+                g.cpu_fallback_partitions += pp.cpu_fallback as usize;
+                g.proofs[partition] = Some(pp.proof);
+                g.proofs.iter().all(Option::is_some)
+            };
+            if done && !job.is_cancelled() {
+                finish(shared, &job);
             }
         }
     }

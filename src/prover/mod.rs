@@ -161,6 +161,21 @@ pub trait Backend: Send + Sync {
         self.prove(srs, assignment, r, s).map(Begun::Done)
     }
 
+    /// [`Backend::start`] for a partition with a deadline (a job above the default priority:
+    /// PoSt), from the engine's urgent prover, which runs beside the prover lanes: a backend may
+    /// take a path that does not queue behind the bulk work holding its devices (the CUDA
+    /// backend proves a small circuit on the CPU while its device is busy). Default: `start`.
+    fn start_urgent(
+        &self,
+        srs: &Srs,
+        assignment: Assignment,
+        r: Scalar,
+        s: Scalar,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Begun> {
+        self.start(srs, assignment, r, s, cancelled)
+    }
+
     /// Whether the backend evaluates the recorded circuit `circuit`'s a, b, c itself (on its
     /// device) for proofs against `srs`, so the engine hands it assignments with `deferred` set
     /// and the host keeps only witnesses. Backends that do not evaluate them on the CPU threads

@@ -324,7 +324,7 @@ fn run_engine(
         if let Some(p) = probe {
             // Once alone, so the probe's own first job (its kind's setup) is not in the figures.
             let r = finish(p.work.submit(&engine, &p.srs)?.0)?;
-            println!("probe {} alone: {:.3}s (verified {})", p.circuit.name(), r.timings.total.as_secs_f64(), r.verified);
+            println!("probe {} alone: {:.3}s (verified {}; {})", p.circuit.name(), r.timings.total.as_secs_f64(), r.verified, breakdown(&r));
         }
         let t = Instant::now();
         let ids = (0..jobs).map(|_| submit()).collect::<cuzk::error::Result<Vec<_>>>()?;
@@ -337,7 +337,7 @@ fn run_engine(
                     let r = finish(p.work.submit(&engine, &p.srs)?.0)?;
                     let took = t.elapsed().as_secs_f64();
                     let busy = ids.iter().filter(|&&(id, _)| engine.poll(id).map_or(false, |s| !s.state.is_final())).count();
-                    println!("probe {i}: {took:.3}s (verified {}), {busy} of {jobs} jobs unfinished", r.verified);
+                    println!("probe {i}: {took:.3}s (verified {}; {}), {busy} of {jobs} jobs unfinished", r.verified, breakdown(&r));
                     Ok(took)
                 })
                 .collect::<cuzk::error::Result<_>>()?,
@@ -399,6 +399,21 @@ fn run_engine(
             "synthesis_workers": engine.config().synthesis_threads(), "status": serde_json::from_str::<serde_json::Value>(&engine.status_json()).unwrap_or_default(),
         }))
     }
+}
+
+/// Where a probe's time went: the engine's own timers, and where it was proved.
+fn breakdown(r: &cuzk::engine::JobResult) -> String {
+    let t = &r.timings;
+    let on_cpu = t.phases.0.iter().any(|(name, _)| *name == "urgent_on_cpu");
+    format!(
+        "queue {:.3}, synthesis {:.3}, waiting for a prover {:.3}, prove {:.3} on the {}, verify {:.3}",
+        t.queue.as_secs_f64(),
+        t.synthesis.as_secs_f64(),
+        t.prove_queue.as_secs_f64(),
+        t.prove.as_secs_f64(),
+        if on_cpu { "CPU" } else { "GPU" },
+        t.verify.as_secs_f64()
+    )
 }
 
 /// Seconds covered by the union of `spans` (start, end).

@@ -94,6 +94,10 @@ pub enum OnesSums {
     Sppark,
 }
 
+/// The largest domain (log2) of an urgent proof the backend takes to the CPU while its devices
+/// are busy (`start_urgent`): 2^20 is a few tenths of a second on a 16-core host's CPU backend.
+const URGENT_ON_CPU_MAX_LOG: u32 = 20;
+
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
 /// them; proofs on different devices run concurrently.
 pub struct CudaBackend {
@@ -444,6 +448,27 @@ impl Backend for CudaBackend {
 
     fn prepare(&self, assignment: &mut Assignment) -> Result<Option<Duration>> {
         self.prepare_now(assignment).map(Some)
+    }
+
+    /// A small urgent circuit (a WinningPoSt: 2^19 at 32 GiB) while no device is idle goes to
+    /// the CPU, all cores, at once: on the GPU it would wait for a lane and then for the MSM
+    /// gate, which one 32 GiB partition holds for 1.1–1.5 s at a time (its sparse stage), and
+    /// 2.7–7.9 s in all behind two SnapDeals jobs (BENCHMARKS.md, 2026-12-06 23:27), where the
+    /// CPU proves it in a fraction of a second. An idle device (no lane held, gate free) proves
+    /// it; so does a busy one when the circuit is large (a 32 GiB WindowPoSt), through `start`.
+    fn start_urgent(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, cancelled: &dyn Fn() -> bool) -> Result<Begun> {
+        let constraints = assignment.deferred.as_ref().map_or(assignment.a.len(), |r| r.constraints());
+        let small = constraints.next_power_of_two() <= 1 << URGENT_ON_CPU_MAX_LOG;
+        if small && self.pool.any_usable() {
+            let f = Footprint::of_srs(srs, assignment.deferred.as_deref());
+            if !self.pool.idle_for(&f) {
+                let t = Instant::now();
+                let mut p = CpuBackend::default().prove_cancellable(srs, assignment, r, s, cancelled)?;
+                p.phases.push("urgent_on_cpu", t.elapsed());
+                return Ok(Begun::Done(p));
+            }
+        }
+        self.start(srs, assignment, r, s, cancelled)
     }
 
     fn start(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, _: &dyn Fn() -> bool) -> Result<Begun> {

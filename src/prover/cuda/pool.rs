@@ -602,6 +602,17 @@ impl Pool {
         Ok(())
     }
 
+    /// Whether a usable device that holds a circuit of footprint `f` is idle now: no lane held,
+    /// its MSM gate free (a proof started on it at once runs without waiting).
+    pub fn idle_for(&self, f: &Footprint) -> bool {
+        self.devices.iter().any(|d| {
+            d.usable()
+                && d.lanes_for(f) > 0
+                && d.health().busy.holders() == 0
+                && !matches!(gates(self.visible)[d.index as usize].try_lock(), Err(std::sync::TryLockError::WouldBlock))
+        })
+    }
+
     /// Whether some usable device streams a circuit of footprint `f` (its budget does not hold
     /// the resident mode).
     pub fn streams(&self, f: &Footprint) -> bool {
