@@ -75,3 +75,25 @@ fn engine_proofs_of_generated_2kib_posts_verify() {
     let ok = filecoin_proofs_api::post::verify_window_post(&window.randomness, &[(window.proof, &proof[..])], &common::replicas(&window), window.prover_id);
     assert!(ok.unwrap(), "filecoin-proofs rejects the engine's WindowPoSt of generated sectors");
 }
+
+/// The PoSt witness (tree R's Poseidon computed natively) equals upstream's synthesis value for
+/// value where tree R has a sub-tree (32 GiB) and a top tree (64 GiB) — the 2 KiB kinds of
+/// `tests/proof_kinds.rs` have base levels only: one generated WinningPoSt of each, its
+/// witness evaluated through its recording.
+#[test]
+fn native_post_witness_equals_upstream_with_sub_and_top_trees() {
+    use cuzk::synth::{synthesize_recorded, SizeHint};
+    for proof in [RegisteredPoStProof::StackedDrgWinning32GiBV1, RegisteredPoStProof::StackedDrgWinning64GiBV1] {
+        let f = cc_post(proof, 1, 17).unwrap();
+        let inputs = ProofRequest::WinningPoSt(f.request()).parse().unwrap();
+        let hint = SizeHint::default();
+        let t = Instant::now();
+        let seq = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().synthesize_sequential(0, hint).unwrap();
+        let t_seq = t.elapsed();
+        let r1cs = inputs.circuits.record(0, hint, &|| false).unwrap();
+        let t = Instant::now();
+        let ours = synthesize_recorded(&*inputs.circuits, 0, hint, &r1cs).unwrap();
+        eprintln!("{proof:?}: {} constraints; upstream {t_seq:?}, the witness through the recording {:?}", seq.num_constraints(), t.elapsed());
+        common::assert_same_assignment(&seq, &ours, &format!("{proof:?}"));
+    }
+}

@@ -25,9 +25,11 @@ pub(super) trait BuildCircuit: Send + Sync {
         bellperson::Circuit::synthesize(circuit, &mut cs)?;
         Ok(cs.end())
     }
-    /// The witness alone: `synthesize_into` a witness-only system unless the kind computes its
-    /// costly gadgets natively (their values equal, checked against upstream's synthesis).
-    fn witness_into(&self, cs: Witness, circuit: Self::Circuit, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
+    /// The witness alone of partition `k` (its `circuit`): `synthesize_into` a witness-only
+    /// system unless the kind computes its costly gadgets natively (their values equal, checked
+    /// against upstream's synthesis).
+    fn witness_into(&self, cs: Witness, k: usize, circuit: Self::Circuit, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
+        let _ = k;
         self.synthesize_into(cs, circuit, hint)
     }
     /// Independent sub-circuits a partition's synthesis spreads over (see
@@ -62,7 +64,7 @@ impl<B: BuildCircuit> PartitionCircuits for Compound<B> {
     fn witness(&self, k: usize, hint: SizeHint) -> Result<Witness> {
         let circuit = self.build.circuit(k)?;
         self.build
-            .witness_into(Witness::begin(hint), circuit, hint)
+            .witness_into(Witness::begin(hint), k, circuit, hint)
             .status(Status::Synthesis, &format!("synthesizing the witness of partition {k}"))
     }
 

@@ -7,7 +7,8 @@
 //! run on request. SnapDeals and WindowPoSt / WinningPoSt partitions come from the satisfiable
 //! generators (`fixtures::cc_update`, `fixtures::cc_post`: a full WindowPoSt partition), through
 //! the engine's own parsing and checks; their `recorded` mode records the circuit from that
-//! partition on all threads, as the engine does at a kind's first job.
+//! partition on all threads, as the engine does at a kind's first job, and `witness` times the
+//! engine's witness alone (native where the kind has it) without a recording.
 
 use std::time::Instant;
 
@@ -54,6 +55,24 @@ pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
     let [ic, h, l, ..] = cuzk::srs::expected_shape(circuit).expect("section sizes");
     let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l };
     let (mut results, constraints) = compare(&*proof.circuits, hint, None, runs, modes);
+    if modes.split(',').any(|m| m == "all" || m == "witness") {
+        // The engine's witness alone on all threads (native where the kind has it), without the
+        // recording beside it (a 32 GiB WindowPoSt's recording and partition exceed 24 GiB).
+        let mut secs = Vec::new();
+        for i in 0..runs {
+            reset_peak();
+            let base = peak_kib();
+            let t = Instant::now();
+            let w = proof.circuits.witness(0, hint).expect("witness");
+            let s = t.elapsed().as_secs_f64();
+            println!("witness run {i}: {s:.3}s, peak +{} MiB RSS, {} inputs, {} aux, {} constraints", peak_kib().saturating_sub(base) >> 10, w.input.len(), w.aux.len(), w.constraints);
+            assert_eq!(Some(w.constraints), constraints.or(Some(w.constraints)), "witness: constraint count");
+            secs.push(s);
+        }
+        let med = crate::median(&secs);
+        println!("witness: median {med:.3}s ({} threads)", cores());
+        results.insert("witness".into(), serde_json::json!({"seconds": secs, "median_s": med, "threads": cores()}));
+    }
     if modes.split(',').any(|m| m == "all" || m == "recorded") {
         // The circuit recorded from partition 0 on all threads, as the engine records it at a
         // kind's first job; then the witness-only path.

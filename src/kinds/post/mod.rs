@@ -20,7 +20,7 @@ use super::compound::{decode_all, BuildCircuit, Compound, PartitionInputs};
 use super::vanilla::{self, TreeShape};
 use super::{CircuitId, JobInputs, ProofKind, RegisteredPoStProof, Statement};
 use crate::error::{Error, Result, ResultExt, Status};
-use crate::synth::{Forkable, SizeHint};
+use crate::synth::{Forkable, SizeHint, Witness};
 
 /// A PoSt request as filecoin-ffi takes it.
 pub struct PoStRequest<'a> {
@@ -333,6 +333,14 @@ impl<Tree: 'static + MerkleTreeTrait> BuildCircuit for PoStCircuits<Tree> {
     /// Sectors (or, with one sector, its challenges) on all threads: `synth::post`.
     fn synthesize_into<CS: Forkable>(&self, cs: CS, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<CS, bellperson::SynthesisError> {
         forks::fallback_post(cs, &circuit, hint)
+    }
+
+    /// Tree R's Poseidon natively (`forks::fallback_post_witness`), each path as partition
+    /// `k`'s vanilla proofs give it.
+    fn witness_into(&self, cs: Witness, k: usize, circuit: FallbackPoStCircuit<Tree>, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
+        let proof = self.partitions.get(k).ok_or(bellperson::SynthesisError::Unsatisfiable)?;
+        let paths: Vec<forks::SectorPaths> = proof.sectors.iter().map(|s| s.as_options()).collect();
+        forks::fallback_post_witness(cs, &circuit, &paths, hint)
     }
 
     /// A partition's sectors, or with one sector its challenges: what `synth::post` forks.

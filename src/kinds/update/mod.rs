@@ -217,7 +217,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> BuildCircuit for Upd
     }
 
     /// Tree D's SHA-256 natively (`forks::Native`).
-    fn witness_into(&self, cs: Witness, circuit: EmptySectorUpdateCircuit<Tree>, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
+    fn witness_into(&self, cs: Witness, _: usize, circuit: EmptySectorUpdateCircuit<Tree>, hint: SizeHint) -> std::result::Result<Witness, bellperson::SynthesisError> {
         forks::empty_sector_update::<Tree, Witness, forks::Native>(cs, circuit, hint)
     }
 
