@@ -184,9 +184,13 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
         let r1cs = shared.circuits.get(work.inputs.circuit);
         let on_device = r1cs.as_ref().is_some_and(|r| shared.backend.evaluates_recorded(&work.srs, r));
         // A witness-only partition spreads over every core: a few at a time each finish sooner.
+        // Not the urgent worker's: it has a thread pool of its own, and behind the gate a
+        // WinningPoSt waited for 32 GiB partitions' witnesses (its latency's 1.3–5 s gap beside
+        // 1.2 s of proving at 2026-12-07 03:02).
         let t = Instant::now();
         let pass = match r1cs {
             None => None,
+            Some(_) if matches!(which, Pop::Urgent) => None,
             Some(_) => {
                 match shared.witness_gate.enter(work.inputs.circuits.sub_circuits(), &|| job.is_cancelled()) {
                     Some(p) => Some(p),

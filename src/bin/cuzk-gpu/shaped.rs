@@ -405,10 +405,14 @@ fn run_engine(
 fn breakdown(r: &cuzk::engine::JobResult) -> String {
     let t = &r.timings;
     let on_cpu = t.phases.0.iter().any(|(name, _)| *name == "urgent_on_cpu");
+    let phase = |name: &str| t.phases.0.iter().filter(|(n, _)| *n == name).map(|(_, d)| d.as_secs_f64()).sum::<f64>();
     format!(
-        "queue {:.3}, synthesis {:.3}, waiting for a prover {:.3}, prove {:.3} on the {}, verify {:.3}",
+        "queue {:.3}, witness gate {:.3}, memory {:.3}, synthesis {:.3}, prepare {:.3}, waiting for a prover {:.3}, prove {:.3} on the {}, verify {:.3}",
         t.queue.as_secs_f64(),
+        phase("witness_gate_wait"),
+        phase("memory_wait"),
         t.synthesis.as_secs_f64(),
+        phase("prover_prepare"),
         t.prove_queue.as_secs_f64(),
         t.prove.as_secs_f64(),
         if on_cpu { "CPU" } else { "GPU" },
