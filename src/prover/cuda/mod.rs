@@ -95,7 +95,9 @@ pub enum OnesSums {
 }
 
 /// The largest domain (log2) of an urgent proof the backend takes to the CPU while its devices
-/// are busy (`start_urgent`): 2^20 is a few tenths of a second on a 16-core host's CPU backend.
+/// are busy (`start_urgent`): a 2^19 WinningPoSt took 1.15–1.32 s there on a 16-core host busy
+/// with 32 GiB SnapDeals synthesis (BENCHMARKS.md, 2026-12-07 03:02), against 0.1 s on an idle
+/// GPU and a wait of up to a 32 GiB partition's sparse stage (1.1–1.5 s on an H100) behind a busy one.
 const URGENT_ON_CPU_MAX_LOG: u32 = 20;
 
 /// Groth16 on CUDA devices. Per device, one proof's MSMs at a time and another's stage H beside
@@ -451,11 +453,10 @@ impl Backend for CudaBackend {
     }
 
     /// A small urgent circuit (a WinningPoSt: 2^19 at 32 GiB) while no device is idle goes to
-    /// the CPU, all cores, at once: on the GPU it would wait for a lane and then for the MSM
-    /// gate, which one 32 GiB partition holds for 1.1–1.5 s at a time (its sparse stage), and
-    /// 2.7–7.9 s in all behind two SnapDeals jobs (BENCHMARKS.md, 2026-12-06 23:27), where the
-    /// CPU proves it in a fraction of a second. An idle device (no lane held, gate free) proves
-    /// it; so does a busy one when the circuit is large (a 32 GiB WindowPoSt), through `start`.
+    /// the CPU, all cores, at once: on the GPU it would wait for the MSM gate, which one 32 GiB
+    /// partition holds for 1.1–1.5 s at a time (its sparse stage). An idle device (no lane held,
+    /// gate free) proves it; so does a busy one when the circuit is large (a 32 GiB WindowPoSt),
+    /// through `start`.
     fn start_urgent(&self, srs: &Srs, assignment: Assignment, r: Scalar, s: Scalar, cancelled: &dyn Fn() -> bool) -> Result<Begun> {
         let constraints = assignment.deferred.as_ref().map_or(assignment.a.len(), |r| r.constraints());
         let small = constraints.next_power_of_two() <= 1 << URGENT_ON_CPU_MAX_LOG;
