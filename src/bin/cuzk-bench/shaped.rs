@@ -66,7 +66,9 @@ pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
             let w = proof.circuits.witness(0, hint).expect("witness");
             let s = t.elapsed().as_secs_f64();
             println!("witness run {i}: {s:.3}s, peak +{} MiB RSS, {} inputs, {} aux, {} constraints", peak_kib().saturating_sub(base) >> 10, w.input.len(), w.aux.len(), w.constraints);
-            assert_eq!(Some(w.constraints), constraints.or(Some(w.constraints)), "witness: constraint count");
+            if let Some(c) = constraints {
+                assert_eq!(w.constraints, c, "witness: constraint count");
+            }
             secs.push(s);
         }
         let med = crate::median(&secs);
