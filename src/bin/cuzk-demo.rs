@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
     let run = || -> cuzk::error::Result<()> {
         let root = fixtures::default_root();
-        println!("fixtures: {} (first run generates 2 KiB params: ~11 min on 2 cores)", root.display());
+        println!("fixtures: {} (first run generates 2 KiB params: ~2 min on 2 cores)", root.display());
         fixtures::ensure_params(&root, proof, fixtures::DEFAULT_SEED)?;
         let sector = fixtures::ensure_sector(&root, proof, fixtures::DEFAULT_SEED)?;
         let c1 = sector.c1_json()?;

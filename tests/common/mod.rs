@@ -1,5 +1,5 @@
-//! Shared by the integration tests: the cached 2 KiB fixture (generated on first use, ~11 min
-//! on 2 cores; then reused from /var/tmp/cuzk-fixtures or CUZK_FIXTURES_DIR).
+//! Shared by the integration tests: the cached 2 KiB fixture (generated on first use, a few
+//! minutes on 2 cores; then reused from /var/tmp/cuzk-fixtures or CUZK_FIXTURES_DIR).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
