@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the CUDA backend's checks and benchmarks on the GPU machine, within one device call.
 # Expects the stripped `cuzk-gpu` binary and the 2 KiB sector fixture (C1) in .gpu-carry/ (see
-# scripts/gpu-prepare.sh); generates the 2 KiB params there (~2 min on 16 cores, in the
-# background while the synthetic checks run). Logs go to $OUT (default /tmp/gpu-out).
+# scripts/gpu-prepare.sh); generates the 2 KiB params there (a test SRS, G1 on the GPU; bellperson's
+# generator took ~2 min on 16 cores), in the background while the synthetic checks run. Logs go to $OUT (default /tmp/gpu-out).
 #
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
 #   stages: selftest (synthetic sizes + memory loop; SELFTEST_CAP seconds), selftest-2kib, bench-2kib, supraseal (the
@@ -37,7 +37,7 @@
 #           (the peer's *_with_vanilla on the same vanilla proofs); all three need the kind
 #           fixtures in .gpu-carry/fixtures/kinds (their params are made here, in the background),
 #           porep-512mib (tests/porep_512mib.rs with the CUDA backend: the real 512 MiB sector's C1
-#           carried in .gpu-carry/fixtures/sectors, its params made here first, ~5 min),
+#           carried in .gpu-carry/fixtures/sectors, its params made here first),
 #           cc-P (the engine at proof P with satisfiable inputs: a generated CC sector and a generated
 #           TEST SRS for its recorded circuit, verification on; ~2 min of SRS generation at 32 GiB, G1 on
 #           the GPU, before the jobs; CC_VRAM_BUDGET MiB, a comma-separated list; P of any kind, e.g.
