@@ -2,7 +2,8 @@
 # Runs the CUDA backend's checks and benchmarks on the GPU machine, within one device call.
 # Expects the stripped `cuzk-gpu` binary and the 2 KiB sector fixture (C1) in .gpu-carry/ (see
 # scripts/gpu-prepare.sh); generates the 2 KiB params there (a test SRS, G1 on the GPU; bellperson's
-# generator took ~2 min on 16 cores), in the background while the synthetic checks run. Logs go to $OUT (default /tmp/gpu-out).
+# generator took ~2 min on 16 cores), in the background while the synthetic checks run. Logs go
+# to $OUT (default /tmp/gpu-out).
 #
 #   scripts/gpu-run.sh [STAGE ...]      default: selftest selftest-2kib bench-2kib synth-24 synth-26
 #   stages: selftest (synthetic sizes + memory loop; SELFTEST_CAP seconds), selftest-2kib, bench-2kib, supraseal (the
