@@ -9,6 +9,7 @@
 
 mod circuits;
 mod config;
+mod deadline;
 mod jobs;
 mod metrics_http;
 mod requests;

@@ -15,6 +15,7 @@ use tonic::transport::Server;
 use cuzk::engine::Engine;
 
 use crate::config::DaemonConfig;
+use crate::deadline::DeadlineExceeded;
 use crate::pb::proving_engine_server::ProvingEngineServer;
 use crate::service::Service;
 
@@ -36,6 +37,7 @@ async fn serve(cfg: DaemonConfig) -> Result<(), String> {
     let max = cfg.max_message_bytes();
     let grpc = || ProvingEngineServer::from_arc(service.clone()).max_decoding_message_size(max).max_encoding_message_size(max);
     let (stop_tx, stop_rx) = watch::channel(false);
+    let deadlines = || tower_layer::layer_fn(DeadlineExceeded::new);
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
@@ -44,13 +46,13 @@ async fn serve(cfg: DaemonConfig) -> Result<(), String> {
     if let Some(path) = &cfg.listen_unix {
         let listener = bind_unix(path, cfg.socket_mode()?)?;
         log::info!("serving cuzk.v1.ProvingEngine on unix://{}", path.display());
-        let fut = Server::builder().add_service(grpc()).serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopped(stop_rx.clone()));
+        let fut = Server::builder().layer(deadlines()).add_service(grpc()).serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopped(stop_rx.clone()));
         servers.push(tokio::spawn(fut));
     }
     if let Some(addr) = cfg.listen_tcp {
         let listener = TcpListener::bind(addr).await.map_err(|e| format!("listen_tcp {addr}: {e}"))?;
         log::info!("serving cuzk.v1.ProvingEngine on {addr}");
-        let fut = Server::builder().add_service(grpc()).serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped(stop_rx.clone()));
+        let fut = Server::builder().layer(deadlines()).add_service(grpc()).serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped(stop_rx.clone()));
         servers.push(tokio::spawn(fut));
     }
     let metrics = match cfg.metrics_listen {
