@@ -1,12 +1,12 @@
 //! Native witness generation: the parts of the circuits that cost the most to synthesize
 //! through gadgets — SHA-256 (PoRep's labels and comm_d paths: ~99 % of a 32 GiB partition's
-//! constraints; SnapDeals' tree D) and Poseidon (the PoSt kinds' tree R paths: `poseidon`) —
-//! computed with plain field and integer code that writes each variable the gadget would
-//! allocate, in the same order, straight into the witness. Everything else (PoRep's Poseidon,
-//! bit decompositions, insertions) still runs upstream's gadgets on the same witness constraint
-//! system, so the two interleave exactly as in upstream's circuit. The result equals upstream's
-//! witness value for value (`tests/native_witness.rs`, `tests/proof_kinds.rs`); with the
-//! recorded R1CS it gives upstream's a, b, c.
+//! constraints; SnapDeals' tree D) and Poseidon (PoRep's column hashes and comm_c / comm_r_last
+//! paths, the PoSt kinds' tree R paths: `poseidon`) — computed with plain field and integer code
+//! that writes each variable the gadget would allocate, in the same order, straight into the
+//! witness. Everything else (allocations, bit decompositions, insertions) still runs upstream's
+//! gadgets on the same witness constraint system, so the two interleave exactly as in upstream's
+//! circuit. The result equals upstream's witness value for value (`tests/native_witness.rs`,
+//! `tests/proof_kinds.rs`); with the recorded R1CS it gives upstream's a, b, c.
 
 mod bits;
 mod digest;

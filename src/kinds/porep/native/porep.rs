@@ -1,8 +1,10 @@
-//! A StackedDrg partition's witness with SHA-256 computed natively: the prefix and the fork per
-//! challenge as in [`super::super::challenges`], and each challenge's sub-circuit mirroring
+//! A StackedDrg partition's witness with the hashes computed natively: the prefix and the fork
+//! per challenge as in [`super::super::challenges`], and each challenge's sub-circuit mirroring
 //! `storage_proofs_porep::stacked::circuit::params::Proof::synthesize` (19.x) step for step —
-//! upstream gadgets for columns, Poseidon and Merkle paths; [`create_label`] and
-//! [`sha256_inclusion`] for the SHA-256 parts.
+//! [`create_label`] and [`sha256_inclusion`] for the SHA-256 parts, [`column_hash`] and
+//! [`tree_path`] for the Poseidon ones (the 15 column hashes and comm_c paths and the comm_r_last
+//! path of each challenge), upstream's gadgets for the rest (allocations, bit decompositions,
+//! insertions, the encoding).
 
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::multipack;
@@ -12,16 +14,14 @@ use blstrs::Scalar;
 use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::constants::DefaultPieceDomain;
 use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
-use generic_array::typenum::{U11, U2};
-use storage_proofs_core::gadgets::por::PoRCircuit;
 use storage_proofs_core::gadgets::uint64::UInt64;
-use storage_proofs_core::gadgets::variables::Root;
 use storage_proofs_core::gadgets::{constraint, encode::encode, insertion::insert};
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked;
 
 use super::bits::Bit;
+use super::poseidon::{poseidon_hash, por_path, PathOptions};
 use super::digest::{bits, pack_digest, sha256_leaves};
 use super::Sink;
 use super::super::challenges::{self, circuit_proofs, ReplicaDomain};
@@ -51,17 +51,20 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
             sha256_inclusion(cs, &data_leaf, v.comm_d_proofs.as_options(), &p.comm_d)?;
 
             // Parent columns: allocated, hashed (Poseidon) and proven against comm_c, drg then
-            // expander parents.
+            // expander parents. The paths come from the vanilla proofs (see `column_path`).
+            let columns = &v.replica_column_proofs;
             let (n_drg, mut parent_columns) = (proof.drg_parents_proofs.len(), Vec::new());
-            for parent in proof
+            for (parent, vanilla) in proof
                 .drg_parents_proofs
                 .into_iter()
                 .chain(proof.exp_parents_proofs)
+                .zip(columns.drg_parents.iter().chain(&columns.exp_parents))
             {
-                let (column, path) = parent.alloc(&mut *cs)?;
-                let hash = column.hash(&mut *cs)?;
-                inclusion::<Tree>(cs, hash, path, &p.comm_c)?;
-                parent_columns.push(column);
+                let (column, _) = parent.alloc(&mut *cs)?;
+                let rows: Vec<_> = (1..=layers).map(|l| column.get_value(l).clone()).collect();
+                let hash = column_hash(cs, &rows)?;
+                tree_path::<Tree>(cs, hash, &column_path(vanilla)?, &p.comm_c)?;
+                parent_columns.push(rows);
             }
             let (drg, exp) = parent_columns.split_at(n_drg);
 
@@ -75,13 +78,13 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
                 let mut parents = Vec::with_capacity(drg.len() + exp.len());
                 for col in drg {
                     parents.push(bits(&reverse_bit_numbering(
-                        col.get_value(layer).to_bits_le(&mut *cs)?,
+                        col[layer - 1].to_bits_le(&mut *cs)?,
                     ))?);
                 }
                 if layer > 1 {
                     for col in exp {
                         parents.push(bits(&reverse_bit_numbering(
-                            col.get_value(layer - 1).to_bits_le(&mut *cs)?,
+                            col[layer - 2].to_bits_le(&mut *cs)?,
                         ))?);
                     }
                 }
@@ -114,45 +117,39 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
 
             let key = labels.last().ok_or(SynthesisError::AssignmentMissing)?;
             let encoded = encode(cs.namespace(|| "encode_node"), key, &data_leaf)?;
-            inclusion::<Tree>(cs, encoded, proof.comm_r_last_path, &p.comm_r_last)?;
+            let comm_r_last_path = v.comm_r_last_proof.as_options();
+            tree_path::<Tree>(cs, encoded, &comm_r_last_path, &p.comm_r_last)?;
 
-            let column_hash = match labels.len() {
-                2 => neptune::circuit::poseidon_hash::<_, Scalar, U2>(
-                    &mut *cs,
-                    labels,
-                    &*POSEIDON_CONSTANTS_2,
-                )?,
-                11 => neptune::circuit::poseidon_hash::<_, Scalar, U11>(
-                    &mut *cs,
-                    labels,
-                    &*POSEIDON_CONSTANTS_11,
-                )?,
-                _ => return Err(SynthesisError::Unsatisfiable), // upstream supports no other column size
-            };
-            inclusion::<Tree>(cs, column_hash, proof.comm_c_path, &p.comm_c)
+            let hash = column_hash(cs, &labels)?;
+            tree_path::<Tree>(cs, hash, &column_path(&columns.c_x)?, &p.comm_c)
         },
     )
 }
 
+/// `hash_single_column`: a column of 2 or 11 rows (the only sizes upstream has) under Poseidon.
+fn column_hash(cs: &mut WitnessFork<'_>, rows: &[AllocatedNum<Scalar>]) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    match rows.len() {
+        2 => poseidon_hash(cs, rows, &*POSEIDON_CONSTANTS_2),
+        11 => poseidon_hash(cs, rows, &*POSEIDON_CONSTANTS_11),
+        _ => Err(SynthesisError::Unsatisfiable),
+    }
+}
+
 /// `enforce_inclusion` of upstream's circuit: a leaf under a root of a tree of `Tree`'s shape.
-fn inclusion<Tree: MerkleTreeTrait>(
-    cs: &mut WitnessFork<'_>,
-    leaf: AllocatedNum<Scalar>,
-    path: storage_proofs_core::gadgets::por::AuthPath<
-        Tree::Hasher,
-        Tree::Arity,
-        Tree::SubTreeArity,
-        Tree::TopTreeArity,
-    >,
-    root: &AllocatedNum<Scalar>,
-) -> Result<(), SynthesisError> {
-    PoRCircuit::<Tree>::synthesize(
-        cs,
-        Root::from_allocated::<WitnessFork<'_>>(leaf),
-        path,
-        Root::from_allocated::<WitnessFork<'_>>(root.clone()),
-        true,
-    )
+fn tree_path<Tree: MerkleTreeTrait>(cs: &mut WitnessFork<'_>, leaf: AllocatedNum<Scalar>, path: &PathOptions, root: &AllocatedNum<Scalar>) -> Result<(), SynthesisError> {
+    por_path::<Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity, _>(cs, leaf, path, root)
+}
+
+/// A vanilla column proof's Merkle path as `as_options` gives it, which is what upstream's
+/// circuit proves. Upstream keeps the path in a crate-private field with no getter, but the
+/// proof is serde-public, and bincode writes a struct as its fields in order: the column, then
+/// the path. Read back as that pair, the bytes give the path (~3 KB a proof at 32 GiB). A change
+/// of upstream's layout fails here or in `tests/native_witness.rs`, never silently.
+fn column_path<P: MerkleProofTrait>(proof: &stacked::ColumnProof<P>) -> Result<Vec<(Vec<Option<Scalar>>, Option<usize>)>, SynthesisError> {
+    let unreadable = |e: bincode::Error| SynthesisError::IoError(std::io::Error::other(format!("reading a column proof's Merkle path: {e}")));
+    let bytes = bincode::serialize(proof).map_err(unreadable)?;
+    let (_, path): (stacked::Column<P::Hasher>, P) = bincode::deserialize(&bytes).map_err(unreadable)?;
+    Ok(path.as_options())
 }
 
 /// `create_label_circuit`: SHA-256 of replica id, layer, node and the 37 parents' labels.
