@@ -1,7 +1,8 @@
 //! Generated SnapDeals inputs (`cuzk::fixtures::cc_update`): filecoin-proofs' own vanilla check
 //! (`verify_partition_proofs`) and the engine's submit checks accept every partition at every
 //! sector size, 32 and 64 GiB included; and a generated 2 KiB update proved by the engine
-//! verifies with filecoin-proofs' `verify_empty_sector_update_proof`.
+//! verifies with filecoin-proofs' `verify_empty_sector_update_proof`; at 32 and 64 GiB the
+//! engine's witness equals upstream's value for value.
 
 mod common;
 
@@ -52,4 +53,28 @@ fn engine_proofs_of_generated_2kib_updates_verify() {
     let proof = snap.result.unwrap().proof.clone();
     let ok = filecoin_proofs_api::update::verify_empty_sector_update_proof(u.proof, &proof, u.comm_r_old, u.comm_r_new, u.comm_d_new);
     assert!(ok.unwrap(), "filecoin-proofs rejects the engine's SnapDeals proof of a generated update");
+}
+
+/// SnapDeals' witness (tree D's SHA-256 and tree R's Poseidon computed natively) equals
+/// upstream's witness-only synthesis value for value where tree R has a sub-tree (32 GiB) and a
+/// top tree (64 GiB) — the 2 KiB update of `tests/proof_kinds.rs` has base levels only: partition
+/// 0 of one generated update of each (~30 s upstream each on 2 cores, ~5 GB).
+#[test]
+fn native_update_witness_equals_upstream_with_sub_and_top_trees() {
+    use cuzk::synth::SizeHint;
+    for proof in [RegisteredUpdateProof::StackedDrg32GiBV1, RegisteredUpdateProof::StackedDrg64GiBV1] {
+        let f = cc_update(proof, 21).unwrap();
+        let inputs = ProofRequest::SnapDeals(f.request()).parse().unwrap();
+        let t = Instant::now();
+        let native = inputs.circuits.witness(0, SizeHint::default()).unwrap();
+        let t_native = t.elapsed();
+        let t = Instant::now();
+        let (input, aux) = cuzk::synth::upstream::of(&*inputs.circuits).unwrap().witness_sequential(0).unwrap();
+        eprintln!("{proof:?} partition 0: {} constraints; native witness {t_native:?}, upstream's witness-only {:?}", native.constraints, t.elapsed());
+        assert!(native.input == input, "{proof:?}: public inputs differ");
+        assert_eq!(native.aux.len(), aux.len(), "{proof:?}: aux count");
+        if let Some(i) = native.aux.iter().zip(&aux).position(|(a, b)| a != b) {
+            panic!("{proof:?}: aux {i} of {} differs", aux.len());
+        }
+    }
 }

@@ -90,6 +90,10 @@ impl<B: BuildCircuit> crate::synth::upstream::Upstream for Compound<B> {
         crate::synth::upstream::sequential(self.build.circuit(k)?, k, hint)
     }
 
+    fn witness_sequential(&self, k: usize) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
+        crate::synth::upstream::witness_only(self.build.circuit(k)?, k)
+    }
+
     fn bellperson_reference(&self, k: usize, params: &bellperson::groth16::Parameters<Bls12>, r: Scalar, s: Scalar) -> Result<Proof<Bls12>> {
         crate::synth::upstream::reference_proof(self.build.circuit(k)?, params, r, s)
     }

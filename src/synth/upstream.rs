@@ -37,6 +37,16 @@ pub(crate) fn sequential<C: bellperson::Circuit<Scalar>>(circuit: C, k: usize, h
     Assignment::synthesize(circuit, hint).status(Status::Synthesis, &format!("synthesizing partition {k}"))
 }
 
+/// `circuit`'s witness (inputs, aux) through bellperson's witness-only constraint system, as
+/// partition `k`.
+pub(crate) fn witness_only<C: bellperson::Circuit<Scalar>>(circuit: C, k: usize) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
+    use bellperson::util_cs::witness_cs::WitnessCS;
+    use bellperson::ConstraintSystem;
+    let mut cs = WitnessCS::<Scalar>::new();
+    circuit.synthesize(&mut cs).status(Status::Synthesis, &format!("witness of partition {k}"))?;
+    Ok((cs.scalar_inputs(), cs.scalar_aux()))
+}
+
 /// `circuit` proved by bellperson's `create_proof_batch` with `r`, `s`.
 pub(crate) fn reference_proof<C: bellperson::Circuit<Scalar> + Send>(circuit: C, params: &Parameters<Bls12>, r: Scalar, s: Scalar) -> Result<Proof<Bls12>> {
     let mut proofs = bellperson::groth16::create_proof_batch(vec![circuit], params, vec![r], vec![s])

@@ -175,12 +175,7 @@ impl<Tree: 'static + MerkleTreeTrait> upstream::Upstream for StackedPartitions<T
     }
 
     fn witness_sequential(&self, k: usize) -> Result<(Vec<blstrs::Scalar>, Vec<blstrs::Scalar>)> {
-        use bellperson::util_cs::witness_cs::WitnessCS;
-        use bellperson::ConstraintSystem;
-        let mut cs = WitnessCS::<blstrs::Scalar>::new();
-        bellperson::Circuit::synthesize(self.circuit(k)?, &mut cs)
-            .status(Status::Synthesis, &format!("witness of partition {k}"))?;
-        Ok((cs.scalar_inputs(), cs.scalar_aux()))
+        upstream::witness_only(self.circuit(k)?, k)
     }
 
     fn bellperson_reference(

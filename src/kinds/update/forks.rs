@@ -16,10 +16,12 @@
 //! engine has verified the vanilla proofs before any synthesis, so they do not fire).
 //!
 //! Tree D is a binary SHA-256 tree: its hashes (the apex tree, ~20 levels of each challenge's
-//! path) are ~99 % of a partition's constraints. The full assignment and the recording run
-//! upstream's gadgets for them ([`Gadgets`]); the witness alone computes them natively
-//! ([`Native`]: `kinds::porep::native`, the code behind PoRep's comm_d paths), writing the
-//! variables the gadgets would allocate, in the same order.
+//! path) are ~99 % of a partition's constraints; each challenge's rho and two tree R paths are
+//! Poseidon, ~1 % of the constraints but most of the time through the gadgets (their matrix
+//! products build linear combinations on the heap). The full assignment and the recording run
+//! upstream's gadgets for all of them ([`Gadgets`]); the witness alone computes them natively
+//! ([`Native`]: `kinds::porep::native`, the code behind PoRep's comm_d and comm_c paths),
+//! writing the variables the gadgets would allocate, in the same order.
 
 use bellperson::gadgets::boolean::{field_into_allocated_bits_le, AllocatedBit, Boolean};
 use bellperson::gadgets::multipack::pack_bits;
@@ -36,7 +38,7 @@ use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs, PublicInputs
 use storage_proofs_update::constants::{hs, validate_tree_r_shape, TreeD, TreeDHasher, TreeRHasher, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
-use crate::kinds::porep::native::{sha256_leaves, tree_d_path};
+use crate::kinds::porep::native::{self, sha256_leaves, tree_d_path};
 use crate::synth::{on_forks, Forkable, SizeHint, Witness};
 
 /// A challenge's tree D path up to its apex leaf, as `por_no_challenge_input::<TreeD>` takes it:
@@ -48,42 +50,68 @@ pub(crate) struct ApexPath {
     root: AllocatedNum<Fr>,
 }
 
-/// How tree D's SHA-256 is synthesized into `CS` (the parent, for the apex tree) and its forks
-/// (each challenge's path to its apex leaf).
-pub(crate) trait TreeDHashing<CS: Forkable> {
+/// How the partition's hashes are synthesized: tree D's SHA-256 into `CS` (the parent, for the
+/// apex tree) and its forks (each challenge's path to its apex leaf), and each challenge's
+/// Poseidon in its fork (rho and the old and new tree R paths).
+pub(crate) trait Hashing<CS: Forkable> {
     /// `Sha256Function::hash2_circuit`.
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
     /// `por_no_challenge_input::<TreeD>`.
     fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError>;
+    /// `poseidon_hash([phi, c_high], POSEIDON_CONSTANTS_GEN_RANDOMNESS)`: the challenge's rho.
+    fn rho(cs: &mut CS::Fork<'_>, name: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
+    /// `por_no_challenge_input::<TreeR>`.
+    fn tree_r_path<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(cs: &mut CS::Fork<'_>, name: String, p: TreeRPath) -> Result<(), SynthesisError>;
+}
+
+/// A challenge's path in tree R (old or new), as `por_no_challenge_input::<TreeR>` takes it: the
+/// challenge's bits, the leaf, the siblings of each level, the root.
+pub(crate) struct TreeRPath {
+    bits: Vec<AllocatedBit>,
+    leaf: AllocatedNum<Fr>,
+    siblings: Vec<Vec<AllocatedNum<Fr>>>,
+    root: AllocatedNum<Fr>,
 }
 
 /// Upstream's gadgets: any constraint system.
 pub(crate) struct Gadgets;
 
-impl<CS: Forkable> TreeDHashing<CS> for Gadgets {
+impl<CS: Forkable> Hashing<CS> for Gadgets {
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         <TreeDHasher as Hasher>::Function::hash2_circuit(cs.namespace(|| name), a, b)
     }
     fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError> {
         por_no_challenge_input::<TreeD, _>(cs.namespace(|| name), p.bits, p.leaf, p.siblings, p.root)
     }
+    fn rho(cs: &mut CS::Fork<'_>, name: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
+        poseidon_hash(cs.namespace(|| name), vec![phi.clone(), c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)
+    }
+    fn tree_r_path<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(cs: &mut CS::Fork<'_>, name: String, p: TreeRPath) -> Result<(), SynthesisError> {
+        por_no_challenge_input::<TreeR, _>(cs.namespace(|| name), p.bits, p.leaf, p.siblings, p.root)
+    }
 }
 
 /// Native SHA-256 into the witness alone.
 pub(crate) struct Native;
 
-impl TreeDHashing<Witness> for Native {
+impl Hashing<Witness> for Native {
     fn hash2(cs: &mut Witness, _: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         sha256_leaves(cs, &[a.clone(), b.clone()])
     }
     fn path(cs: &mut crate::synth::WitnessFork<'_>, _: String, p: ApexPath) -> Result<(), SynthesisError> {
         tree_d_path(cs, p.bits, p.leaf, p.siblings, &p.root)
     }
+    fn rho(cs: &mut crate::synth::WitnessFork<'_>, _: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
+        native::poseidon_hash(cs, &[phi.clone(), c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)
+    }
+    fn tree_r_path<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(cs: &mut crate::synth::WitnessFork<'_>, _: String, p: TreeRPath) -> Result<(), SynthesisError> {
+        native::por_no_challenge_input::<TreeR::Arity, TreeR::SubTreeArity, TreeR::TopTreeArity, _>(cs, p.bits, p.leaf, p.siblings, &p.root)
+    }
 }
 
 /// `circuit` into `cs` (ready for a circuit: bellperson's ONE allocated), closed with the
 /// per-input constraints.
-pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: TreeDHashing<CS>>(
+pub(crate) fn empty_sector_update<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: Hashing<CS>>(
     mut cs: CS,
     circuit: EmptySectorUpdateCircuit<TreeR>,
     hint: SizeHint,
@@ -206,7 +234,7 @@ struct Lens {
 
 /// Upstream's loop body for challenge `c_index`: rho, the new label from the old one and the new
 /// data, the old and new tree R paths, and the tree D path up to its apex leaf.
-fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: TreeDHashing<CS>>(
+fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkable, D: Hashing<CS>>(
     cs: &mut CS::Fork<'_>,
     c_index: usize,
     bits_without_partition: Vec<AllocatedBit>,
@@ -216,7 +244,7 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkabl
 ) -> Result<(), SynthesisError> {
     let c_bits: Vec<AllocatedBit> = bits_without_partition.into_iter().chain(s.partition_bits.iter().cloned()).collect();
     let c_high = get_challenge_high_bits(cs.namespace(|| format!("get_challenge_high_bits (c_index={c_index})")), &c_bits, s.h_select_bits, s.hs)?;
-    let rho = poseidon_hash(cs.namespace(|| format!("rho (c_index={c_index})")), vec![s.phi.clone(), c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)?;
+    let rho = D::rho(cs, format!("rho (c_index={c_index})"), &s.phi, c_high)?;
     let num = |cs: &mut CS::Fork<'_>, name: String, v: Option<Fr>| AllocatedNum::alloc(cs.namespace(|| name), || v.ok_or(SynthesisError::AssignmentMissing));
     let leaf_r_old = num(cs, format!("leaf_r_old (c_index={c_index})"), proof.leaf_r_old)?;
     let leaf_d_new = num(cs, format!("leaf_d_new (c_index={c_index})"), proof.leaf_d_new)?;
@@ -239,10 +267,12 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkabl
             })
             .collect::<Result<Vec<_>, SynthesisError>>()
     };
-    let path_r_old = path(cs, "path_r_old", &proof.path_r_old)?;
-    por_no_challenge_input::<TreeR, _>(cs.namespace(|| format!("por tree_r_old (c_index={c_index})")), c_bits.clone(), leaf_r_old, path_r_old, s.root_r_old.clone())?;
-    let path_r_new = path(cs, "path_r_new", &proof.path_r_new)?;
-    por_no_challenge_input::<TreeR, _>(cs.namespace(|| format!("por tree_r_new (c_index={c_index})")), c_bits.clone(), leaf_r_new, path_r_new, s.root_r_new.clone())?;
+    let siblings = path(cs, "path_r_old", &proof.path_r_old)?;
+    let old = TreeRPath { bits: c_bits.clone(), leaf: leaf_r_old, siblings, root: s.root_r_old.clone() };
+    D::tree_r_path::<TreeR>(cs, format!("por tree_r_old (c_index={c_index})"), old)?;
+    let siblings = path(cs, "path_r_new", &proof.path_r_new)?;
+    let new = TreeRPath { bits: c_bits.clone(), leaf: leaf_r_new, siblings, root: s.root_r_new.clone() };
+    D::tree_r_path::<TreeR>(cs, format!("por tree_r_new (c_index={c_index})"), new)?;
 
     let Lens { challenge_bit_len, partition_bit_len, apex_leaf_bit_len } = lens;
     let to_apex_leaf = challenge_bit_len - partition_bit_len - apex_leaf_bit_len;
@@ -287,7 +317,7 @@ fn enforce_binary_decomposition<CS: ConstraintSystem<Fr>>(cs: &mut CS, name: &'s
 
 /// The partition's apex tree built from its apex leaves (tree D's hash), and its root proved
 /// into comm_d along the partition path (upstream `gadgets::apex_por`, in its namespace).
-fn apex_por<CS: Forkable, D: TreeDHashing<CS>>(
+fn apex_por<CS: Forkable, D: Hashing<CS>>(
     cs: &mut CS,
     apex_leafs: Vec<AllocatedNum<Fr>>,
     partition_bits: Vec<AllocatedBit>,

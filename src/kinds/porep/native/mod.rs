@@ -16,7 +16,7 @@ mod sha256;
 
 pub(crate) use digest::{sha256_leaves, tree_d_path};
 pub(crate) use porep::witness;
-pub(crate) use poseidon::{poseidon_hash, por_path, PathOptions};
+pub(crate) use poseidon::{por_no_challenge_input, poseidon_hash, por_path, PathOptions};
 
 /// Where native gadgets put what they allocate: a witness constraint system's aux vector and
 /// its constraint count.

@@ -174,14 +174,68 @@ where
             .iter()
             .map(|h| AllocatedNum::alloc(cs.namespace(|| "path element"), || h.ok_or(SynthesisError::AssignmentMissing)))
             .collect::<Result<Vec<_>, _>>()?;
-        let inserted = insert(cs, &cur, &index_bits, &siblings)?;
-        cur = match tree {
-            0 => poseidon_hash(cs, &inserted, U::PARAMETERS())?,
-            1 => poseidon_hash(cs, &inserted, V::PARAMETERS())?,
-            _ => poseidon_hash(cs, &inserted, W::PARAMETERS())?,
-        };
+        cur = hash_level::<U, V, W, C>(cs, tree, &cur, &index_bits, &siblings)?;
     }
     multipack::pack_into_inputs(cs.namespace(|| "path"), &bits)?;
     cs.enforce(|| "enforce root is correct", |lc| lc + cur.get_variable(), |lc| lc + C::one(), |lc| lc + root.get_variable());
     Ok(())
+}
+
+/// `por_no_challenge_input::<Tree>(cs, challenge_bits, leaf, path, root)` for a Poseidon tree of
+/// arities `U`, `V`, `W` as in [`por_path`], into a witness: the caller has allocated the
+/// challenge's bits (little-endian: each level's index bits in turn) and every sibling; per level
+/// upstream's `insert`, then the hash natively; the root check last. Upstream's assertions on a
+/// path or bit count that does not fit the tree are errors here.
+pub(crate) fn por_no_challenge_input<U, V, W, C>(
+    cs: &mut C,
+    challenge_bits: Vec<AllocatedBit>,
+    leaf: AllocatedNum<Scalar>,
+    path: Vec<Vec<AllocatedNum<Scalar>>>,
+    root: &AllocatedNum<Scalar>,
+) -> Result<(), SynthesisError>
+where
+    U: PoseidonArity,
+    V: PoseidonArity,
+    W: PoseidonArity,
+    C: ConstraintSystem<Scalar> + Sink,
+{
+    let arities = [U::to_usize(), V::to_usize(), W::to_usize()];
+    let upper = arities[1..].iter().filter(|&&a| a > 0).count();
+    if path.len() < upper || arities[2] > 0 && arities[1] == 0 {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let base = path.len() - upper;
+    let mut bits = challenge_bits.into_iter().map(Boolean::from);
+    let mut cur = leaf;
+    for (level, siblings) in path.iter().enumerate() {
+        let tree = if level < base { 0 } else { 1 + level - base };
+        let arity = arities[tree];
+        if siblings.len() + 1 != arity {
+            return Err(SynthesisError::Unsatisfiable);
+        }
+        let index = (0..arity.trailing_zeros()).map(|_| bits.next().ok_or(SynthesisError::Unsatisfiable)).collect::<Result<Vec<_>, _>>()?;
+        cur = hash_level::<U, V, W, C>(cs, tree, &cur, &index, siblings)?;
+    }
+    if bits.next().is_some() {
+        return Err(SynthesisError::Unsatisfiable); // more challenge bits than the tree's levels take
+    }
+    cs.enforce(|| "calculated root == provided root", |lc| lc + cur.get_variable(), |lc| lc + C::one(), |lc| lc + root.get_variable());
+    Ok(())
+}
+
+/// One level of a Poseidon Merkle path: `cur` inserted among the siblings at the index the bits
+/// give (upstream's `insert`), hashed natively with the arity of `tree` (0 base, 1 sub, 2 top).
+fn hash_level<U, V, W, C>(cs: &mut C, tree: usize, cur: &AllocatedNum<Scalar>, index: &[Boolean], siblings: &[AllocatedNum<Scalar>]) -> Result<AllocatedNum<Scalar>, SynthesisError>
+where
+    U: PoseidonArity,
+    V: PoseidonArity,
+    W: PoseidonArity,
+    C: ConstraintSystem<Scalar> + Sink,
+{
+    let inserted = insert(cs, cur, index, siblings)?;
+    match tree {
+        0 => poseidon_hash(cs, &inserted, U::PARAMETERS()),
+        1 => poseidon_hash(cs, &inserted, V::PARAMETERS()),
+        _ => poseidon_hash(cs, &inserted, W::PARAMETERS()),
+    }
 }
