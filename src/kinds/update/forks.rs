@@ -38,7 +38,7 @@ use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs, PublicInputs
 use storage_proofs_update::constants::{hs, validate_tree_r_shape, TreeD, TreeDHasher, TreeRHasher, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
-use crate::kinds::porep::native::{self, sha256_leaves, tree_d_path};
+use crate::kinds::porep::native::{self, sha256_leaves};
 use crate::synth::{on_forks, Forkable, SizeHint, Witness};
 
 /// A challenge's tree D path up to its apex leaf, as `por_no_challenge_input::<TreeD>` takes it:
@@ -57,7 +57,7 @@ pub(crate) trait Hashing<CS: Forkable> {
     /// `Sha256Function::hash2_circuit`.
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
     /// `por_no_challenge_input::<TreeD>`.
-    fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError>;
+    fn tree_d_path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError>;
     /// `poseidon_hash([phi, c_high], POSEIDON_CONSTANTS_GEN_RANDOMNESS)`: the challenge's rho.
     fn rho(cs: &mut CS::Fork<'_>, name: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError>;
     /// `por_no_challenge_input::<TreeR>`.
@@ -80,7 +80,7 @@ impl<CS: Forkable> Hashing<CS> for Gadgets {
     fn hash2(cs: &mut CS, name: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         <TreeDHasher as Hasher>::Function::hash2_circuit(cs.namespace(|| name), a, b)
     }
-    fn path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError> {
+    fn tree_d_path(cs: &mut CS::Fork<'_>, name: String, p: ApexPath) -> Result<(), SynthesisError> {
         por_no_challenge_input::<TreeD, _>(cs.namespace(|| name), p.bits, p.leaf, p.siblings, p.root)
     }
     fn rho(cs: &mut CS::Fork<'_>, name: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
@@ -91,15 +91,15 @@ impl<CS: Forkable> Hashing<CS> for Gadgets {
     }
 }
 
-/// Native SHA-256 into the witness alone.
+/// Native SHA-256 and Poseidon into the witness alone.
 pub(crate) struct Native;
 
 impl Hashing<Witness> for Native {
     fn hash2(cs: &mut Witness, _: String, a: &AllocatedNum<Fr>, b: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         sha256_leaves(cs, &[a.clone(), b.clone()])
     }
-    fn path(cs: &mut crate::synth::WitnessFork<'_>, _: String, p: ApexPath) -> Result<(), SynthesisError> {
-        tree_d_path(cs, p.bits, p.leaf, p.siblings, &p.root)
+    fn tree_d_path(cs: &mut crate::synth::WitnessFork<'_>, _: String, p: ApexPath) -> Result<(), SynthesisError> {
+        native::tree_d_path(cs, p.bits, p.leaf, p.siblings, &p.root)
     }
     fn rho(cs: &mut crate::synth::WitnessFork<'_>, _: String, phi: &AllocatedNum<Fr>, c_high: AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
         native::poseidon_hash(cs, &[phi.clone(), c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)
@@ -287,7 +287,7 @@ fn challenge<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, CS: Forkabl
         .map(|(row, siblings)| num(cs, format!("path_to_apex_leaf sibling (c_index={c_index}, tree_row={row})"), siblings[0]).map(|s| vec![s]))
         .collect::<Result<Vec<_>, _>>()?;
     let apex_path = ApexPath { bits: c_bits_to_apex_leaf, leaf: leaf_d_new, siblings: path_to_apex_leaf, root: apex_leaf };
-    D::path(cs, format!("por to_apex_leaf (c_index={c_index})"), apex_path)
+    D::tree_d_path(cs, format!("por to_apex_leaf (c_index={c_index})"), apex_path)
 }
 
 /// Upstream's checks of the packed k and h_select (assertions there): k below the partition
