@@ -17,10 +17,7 @@ pub trait Upstream {
     /// Partition `k`'s witness (inputs, aux) from upstream's circuit through bellperson's
     /// witness-only constraint system on one thread: no linear combination is evaluated (the
     /// floor of any synthesis that computes a, b, c from a recorded R1CS).
-    fn witness_sequential(&self, k: usize) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
-        let _ = k;
-        Err(err!(Unsupported, "no witness-only synthesis for this circuit"))
-    }
+    fn witness_sequential(&self, k: usize) -> Result<(Vec<Scalar>, Vec<Scalar>)>;
 
     /// Partition `k` proved by bellperson's own `create_proof_batch`: the reference every
     /// backend must match byte for byte.

@@ -149,21 +149,9 @@ where
     W: PoseidonArity,
     C: ConstraintSystem<Scalar> + Sink,
 {
-    let arities = [U::to_usize(), V::to_usize(), W::to_usize()];
-    let upper = arities[1..].iter().filter(|&&a| a > 0).count();
-    if path.len() < upper || arities[2] > 0 && arities[1] == 0 {
-        return Err(SynthesisError::Unsatisfiable);
-    }
     let mut cur = leaf;
     let mut bits = Vec::new();
-    let base = path.len() - upper;
-    for (level, (hashes, index)) in path.iter().enumerate() {
-        // Which tree the level belongs to: 0 base, 1 sub-tree, 2 top tree.
-        let tree = if level < base { 0 } else { 1 + level - base };
-        let arity = arities[tree];
-        if hashes.len() + 1 != arity {
-            return Err(SynthesisError::Unsatisfiable);
-        }
+    for ((hashes, index), (tree, arity)) in path.iter().zip(levels::<U, V, W>(path.len())?) {
         let mut index_bits = Vec::with_capacity(arity.trailing_zeros() as usize);
         for i in 0..arity.trailing_zeros() {
             let bit = AllocatedBit::alloc(cs.namespace(|| "index bit"), index.map(|x| (x >> i) & 1 == 1))?;
@@ -174,10 +162,10 @@ where
             .iter()
             .map(|h| AllocatedNum::alloc(cs.namespace(|| "path element"), || h.ok_or(SynthesisError::AssignmentMissing)))
             .collect::<Result<Vec<_>, _>>()?;
-        cur = hash_level::<U, V, W, C>(cs, tree, &cur, &index_bits, &siblings)?;
+        cur = hash_level::<U, V, W, C>(cs, (tree, arity), &cur, &index_bits, &siblings)?;
     }
     multipack::pack_into_inputs(cs.namespace(|| "path"), &bits)?;
-    cs.enforce(|| "enforce root is correct", |lc| lc + cur.get_variable(), |lc| lc + C::one(), |lc| lc + root.get_variable());
+    enforce_root(cs, &cur, root);
     Ok(())
 }
 
@@ -199,39 +187,54 @@ where
     W: PoseidonArity,
     C: ConstraintSystem<Scalar> + Sink,
 {
-    let arities = [U::to_usize(), V::to_usize(), W::to_usize()];
-    let upper = arities[1..].iter().filter(|&&a| a > 0).count();
-    if path.len() < upper || arities[2] > 0 && arities[1] == 0 {
-        return Err(SynthesisError::Unsatisfiable);
-    }
-    let base = path.len() - upper;
     let mut bits = challenge_bits.into_iter().map(Boolean::from);
     let mut cur = leaf;
-    for (level, siblings) in path.iter().enumerate() {
-        let tree = if level < base { 0 } else { 1 + level - base };
-        let arity = arities[tree];
-        if siblings.len() + 1 != arity {
-            return Err(SynthesisError::Unsatisfiable);
-        }
+    for (siblings, (tree, arity)) in path.iter().zip(levels::<U, V, W>(path.len())?) {
         let index = (0..arity.trailing_zeros()).map(|_| bits.next().ok_or(SynthesisError::Unsatisfiable)).collect::<Result<Vec<_>, _>>()?;
-        cur = hash_level::<U, V, W, C>(cs, tree, &cur, &index, siblings)?;
+        cur = hash_level::<U, V, W, C>(cs, (tree, arity), &cur, &index, siblings)?;
     }
     if bits.next().is_some() {
         return Err(SynthesisError::Unsatisfiable); // more challenge bits than the tree's levels take
     }
-    cs.enforce(|| "calculated root == provided root", |lc| lc + cur.get_variable(), |lc| lc + C::one(), |lc| lc + root.get_variable());
+    enforce_root(cs, &cur, root);
     Ok(())
 }
 
+/// Each of a path's `n` levels' tree (0 base, 1 sub-tree, 2 top tree) and arity, for a Poseidon
+/// tree of arities `U`, `V`, `W` (0: no such tree): the base levels, then one level of the
+/// sub-tree and one of the top tree where they exist. A shape upstream asserts against is an
+/// error.
+fn levels<U: PoseidonArity, V: PoseidonArity, W: PoseidonArity>(n: usize) -> Result<impl Iterator<Item = (usize, usize)>, SynthesisError> {
+    let arities = [U::to_usize(), V::to_usize(), W::to_usize()];
+    let upper = arities[1..].iter().filter(|&&a| a > 0).count();
+    if n < upper || arities[2] > 0 && arities[1] == 0 {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let base = n - upper;
+    Ok((0..n).map(move |level| {
+        let tree = if level < base { 0 } else { 1 + level - base };
+        (tree, arities[tree])
+    }))
+}
+
+/// The path's computed root equals the given one (one constraint).
+fn enforce_root<C: ConstraintSystem<Scalar>>(cs: &mut C, computed: &AllocatedNum<Scalar>, root: &AllocatedNum<Scalar>) {
+    cs.enforce(|| "root", |lc| lc + computed.get_variable(), |lc| lc + C::one(), |lc| lc + root.get_variable());
+}
+
 /// One level of a Poseidon Merkle path: `cur` inserted among the siblings at the index the bits
-/// give (upstream's `insert`), hashed natively with the arity of `tree` (0 base, 1 sub, 2 top).
-fn hash_level<U, V, W, C>(cs: &mut C, tree: usize, cur: &AllocatedNum<Scalar>, index: &[Boolean], siblings: &[AllocatedNum<Scalar>]) -> Result<AllocatedNum<Scalar>, SynthesisError>
+/// give (upstream's `insert`), hashed natively with the arity of `tree` (0 base, 1 sub, 2 top;
+/// [`levels`]). Siblings that do not fill the arity are an error.
+fn hash_level<U, V, W, C>(cs: &mut C, (tree, arity): (usize, usize), cur: &AllocatedNum<Scalar>, index: &[Boolean], siblings: &[AllocatedNum<Scalar>]) -> Result<AllocatedNum<Scalar>, SynthesisError>
 where
     U: PoseidonArity,
     V: PoseidonArity,
     W: PoseidonArity,
     C: ConstraintSystem<Scalar> + Sink,
 {
+    if siblings.len() + 1 != arity {
+        return Err(SynthesisError::Unsatisfiable);
+    }
     let inserted = insert(cs, cur, index, siblings)?;
     match tree {
         0 => poseidon_hash(cs, &inserted, U::PARAMETERS()),
