@@ -15,6 +15,7 @@
 //! `prover::select_backend`.
 
 mod admission;
+mod bulk;
 mod circuits;
 mod config;
 mod dealloc;
@@ -116,7 +117,11 @@ impl Engine {
             );
         }
         let (max_jobs, max_bytes) = config.queue_limits();
+        // A thread per core, and room for the bulk lanes' and the finisher's calls, which wait
+        // for devices on a pool thread.
+        let bulk = bulk::pool(config::cores() + backend.lanes() + 1, config.bulk_nice.clamp(0, 19) as u8).map_err(|e| err!(Internal, "starting the bulk thread pool: {e}"))?;
         let shared = Arc::new(Shared {
+            bulk,
             admission: admission::Admission::new(max_jobs, max_bytes),
             config,
             backend,

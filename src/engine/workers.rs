@@ -210,7 +210,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
         };
         waited(&job, item.partition, Stage::MemoryWait, "memory_wait", t);
         let t = Instant::now();
-        let res = guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device));
+        let res = on_pool(shared, which, || guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device)));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
         // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
         shared.dealloc.free(work, 0);
@@ -226,7 +226,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
             Ok(a) if job.is_cancelled() => discard(shared, a, memory),
             Ok(mut assignment) => {
                 let t = Instant::now();
-                match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
+                match on_pool(shared, which, || guarded("preparing for the prover", || shared.backend.prepare(&mut assignment))) {
                     Ok(Some(took)) => {
                         let mut g = job.lock();
                         g.timings.phases.add("prover_prepare", took);
@@ -249,6 +249,15 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
                 }
             }
         }
+    }
+}
+
+/// Bulk work on the bulk pool, below the urgent worker's priority (`bulk`); urgent work where
+/// its loop runs, on the urgent worker's own pool.
+fn on_pool<R: Send>(shared: &Shared, which: Pop, f: impl FnOnce() -> R + Send) -> R {
+    match which {
+        Pop::Any => shared.bulk.install(f),
+        Pop::Urgent => f(),
     }
 }
 
@@ -309,10 +318,10 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
         };
         let mut busy = shared.lanes.begin(lane);
         let cancelled = || job.is_cancelled();
-        let res = guarded("proving", || match urgent {
-            true => shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled),
-            false => shared.backend.start(&work.srs, assignment, r, s, &cancelled),
-        });
+        let res = match urgent {
+            true => guarded("proving", || shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled)),
+            false => shared.bulk.install(|| guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &cancelled))),
+        };
         if res.is_err() {
             busy.failed();
         }
@@ -342,7 +351,7 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
 
 fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
     for st in rx {
-        finish_one(shared, st);
+        shared.bulk.install(|| finish_one(shared, st));
     }
 }
 

@@ -1,0 +1,87 @@
+//! The thread pool of the engine's bulk work: synthesis, proving and finishing of partitions at
+//! the default priority (PoRep C2, SnapDeals). Its threads run `bulk_nice` steps below the
+//! process's CPU priority, so that whatever is not bulk takes the cores first when they are all
+//! busy: the urgent worker's PoSt (its own pool, at the process's priority) and the host's own
+//! threads (a node's chain sync, its RPC).
+//!
+//! Why: a WinningPoSt proved on the CPU while every core synthesized 32 GiB SnapDeals partitions
+//! took 1.15–1.32 s against its 1 s budget (BENCHMARKS.md, 2026-12-07 03:02): at equal priority
+//! the scheduler gives its 16 threads half of 16 cores. Raising a thread's niceness needs no
+//! privilege; lowering it does, so the bulk side is the one that moves.
+//!
+//! The pool is the engine's own, not rayon's global one: that one may be the host's, and its
+//! threads are not ours to renice.
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
+
+/// A pool of `threads` threads named `cuzk-bulk-N`, each `nice` steps below the priority of the
+/// thread that builds it (0: unchanged).
+pub(crate) fn pool(threads: usize, nice: u8) -> std::io::Result<ThreadPool> {
+    let base = this_thread_nice();
+    ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("cuzk-bulk-{i}"))
+        .start_handler(move |_| lower_this_thread(base, nice))
+        .build()
+        .map_err(std::io::Error::other)
+}
+
+/// The calling thread's nice value (0 where it cannot be read).
+#[cfg(target_os = "linux")]
+pub(crate) fn this_thread_nice() -> i32 {
+    // getpriority may legitimately return -1: errno tells an error apart.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t);
+        if n == -1 && *libc::__errno_location() != 0 {
+            return 0;
+        }
+        n
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn this_thread_nice() -> i32 {
+    0
+}
+
+/// Set the calling thread's nice value to `base + nice` (capped at 19, the lowest priority).
+/// On Linux a thread's nice value is its own; elsewhere this does nothing. A refusal (a sandbox
+/// that forbids it) is logged once and the work runs at the process's priority.
+fn lower_this_thread(base: i32, nice: u8) {
+    if nice == 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        let target = (base + nice as i32).min(19);
+        let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, target) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            WARNED.call_once(|| log::warn!("cuzk: could not lower the bulk threads' CPU priority (bulk_nice): {e}"));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = base;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn bulk_threads_run_below_the_builders_priority() {
+        let base = this_thread_nice();
+        let p = pool(2, 7).unwrap();
+        let seen: Vec<i32> = p.install(|| {
+            use rayon::prelude::*;
+            (0..64).into_par_iter().map(|_| this_thread_nice()).collect()
+        });
+        assert!(seen.iter().all(|&n| n == (base + 7).min(19)), "bulk threads' nice values {seen:?}, base {base}");
+        assert_eq!(this_thread_nice(), base, "the builder's own priority is unchanged");
+        let same = pool(1, 0).unwrap();
+        assert_eq!(same.install(this_thread_nice), base, "bulk_nice 0 leaves the priority alone");
+    }
+}
