@@ -203,8 +203,13 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             _ => None,
         };
         let mut summaries = Vec::new();
-        let runs = nices.iter().flat_map(|&n| budgets.iter().flat_map(move |&b| lane_counts.iter().map(move |&l| (n, b, l))));
-        for (run, (bulk_nice, vram_budget_mib, lanes)) in runs.enumerate() {
+        let mut runs = Vec::new();
+        for &n in &nices {
+            for &b in &budgets {
+                runs.extend(lane_counts.iter().map(|&l| (n, b, l)));
+            }
+        }
+        for (run, (bulk_nice, vram_budget_mib, lanes)) in runs.into_iter().enumerate() {
             let mut tag = if lane_counts.len() > 1 { format!("-lanes{lanes}") } else { String::new() };
             if budgets.len() > 1 {
                 tag += &format!("-vram{vram_budget_mib}");
