@@ -1,7 +1,8 @@
 //! `RAYON_NUM_THREADS` (which storage providers set to share a host between proving processes,
 //! as filecoin-ffi's rayon pools honour it) sizes the engine: its automatic synthesis workers are
-//! half of it, and its bulk pool has a thread per core plus the lanes' and the finisher's. (Its
-//! own test binary: the variable must be set before rayon's pool starts.)
+//! half of it, and its bulk pool has a thread per core. The bulk threads (that pool, the synthesis
+//! workers, the prover lanes, the finisher) run `bulk_nice` below the urgent ones. (Its own test
+//! binary: the variable must be set before rayon's pool starts.)
 
 use std::time::{Duration, Instant};
 
@@ -15,8 +16,11 @@ fn threads(prefix: &str) -> Vec<(String, i64)> {
         // Field 19 of stat is the nice value; the fields after the parenthesized name count from 3.
         let after = &stat[stat.rfind(')').unwrap() + 2..];
         let nice: i64 = after.split(' ').nth(16).unwrap().parse().unwrap();
-        if comm.trim().starts_with(prefix) {
-            out.push((comm.trim().to_owned(), nice));
+        // The urgent worker's threads (cuzk-synth-urgent, cuzk-prove-urgent, cuzk-urgent-N; names
+        // cut at 15 bytes) only under an urgent prefix.
+        let name = comm.trim();
+        if name.starts_with(prefix) && (prefix.contains("urg") || !name.contains("-urg")) {
+            out.push((name.to_owned(), nice));
         }
     }
     out
@@ -30,18 +34,21 @@ fn rayon_num_threads_sizes_the_engine_and_its_bulk_threads_run_below_the_urgent_
     let status: serde_json::Value = serde_json::from_str(&e.status_json()).unwrap();
     assert_eq!(status["synthesis_workers"], 3, "{status}");
     assert_eq!(status["bulk_nice"], 7, "{status}");
-    let lanes = status["prover_lanes"].as_array().unwrap().len() - 1; // less the urgent prover's
-    // The pool's threads lower themselves as they start: give them a moment.
+    // The threads lower themselves as they start: give them a moment.
     let t = Instant::now();
-    let (bulk, urgent) = loop {
-        let (bulk, urgent) = (threads("cuzk-bulk-"), threads("cuzk-urgent-"));
-        if bulk.len() == 6 + lanes + 1 && bulk.iter().all(|b| b.1 == 7) || t.elapsed() > Duration::from_secs(5) {
-            break (bulk, urgent);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let lowered = |prefix: &str, n: usize| {
+        let v = threads(prefix);
+        (v.len() == n && v.iter().all(|b| b.1 == 7), v)
     };
-    assert_eq!(bulk.len(), 6 + lanes + 1, "a bulk thread per core, per lane and the finisher's: {bulk:?}");
-    assert!(bulk.iter().all(|b| b.1 == 7), "bulk threads at nice 7: {bulk:?}");
-    assert_eq!(urgent.len(), 6, "{urgent:?}");
-    assert!(urgent.iter().all(|u| u.1 == 0), "the urgent pool at the process's priority: {urgent:?}");
+    let bulk_threads = [("cuzk-bulk-", 6), ("cuzk-synth-", 3), ("cuzk-prove-", 1), ("cuzk-finish", 1)];
+    while !bulk_threads.iter().all(|&(p, n)| lowered(p, n).0) && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (prefix, n) in bulk_threads {
+        let (ok, v) = lowered(prefix, n);
+        assert!(ok, "{n} {prefix}* threads at nice 7: {v:?}");
+    }
+    let urgent = [threads("cuzk-urgent-"), threads("cuzk-synth-urg"), threads("cuzk-prove-urg")].concat();
+    assert_eq!(urgent.len(), 8, "{urgent:?}");
+    assert!(urgent.iter().all(|u| u.1 == 0), "the urgent threads at the process's priority: {urgent:?}");
 }

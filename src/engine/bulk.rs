@@ -1,8 +1,11 @@
-//! The thread pool of the engine's bulk work: synthesis, proving and finishing of partitions at
-//! the default priority (PoRep C2, SnapDeals). Its threads run `bulk_nice` steps below the
-//! process's CPU priority, so that whatever is not bulk takes the cores first when they are all
-//! busy: the urgent worker's PoSt (its own pool, at the process's priority) and the host's own
-//! threads (a node's chain sync, its RPC).
+//! The engine's bulk work — synthesis and proving of partitions at the default priority (PoRep
+//! C2, SnapDeals) — runs `bulk_nice` steps below the process's CPU priority, so that whatever is
+//! not bulk takes the cores first when they are all busy: the urgent worker's PoSt (its own
+//! pool, at the process's priority) and the host's own threads (a node's chain sync, its RPC).
+//! The bulk stage threads lower themselves (`lower_this_thread`), and their parallel work runs
+//! on this module's pool, whose threads are lowered too: synthesis, and a host prover's proofs
+//! (`Backend::proves_on_host`). A device's driver stays on its lane's own thread: a job handed
+//! to the pool starts only when its workers run out of synthesis tasks to steal.
 //!
 //! Why: a WinningPoSt proved on the CPU while every core synthesized 32 GiB SnapDeals partitions
 //! took 1.15–1.32 s against its 1 s budget (BENCHMARKS.md, 2026-12-07 03:02): at equal priority
@@ -16,14 +19,19 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 
 /// A pool of `threads` threads named `cuzk-bulk-N`, each `nice` steps below the priority of the
 /// thread that builds it (0: unchanged).
-pub(crate) fn pool(threads: usize, nice: u8) -> std::io::Result<ThreadPool> {
+pub(crate) fn pool(threads: usize, nice: i64) -> std::io::Result<ThreadPool> {
     let base = this_thread_nice();
     ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .thread_name(|i| format!("cuzk-bulk-{i}"))
-        .start_handler(move |_| lower_this_thread(base, nice))
+        .start_handler(move |_| lower_from(base, nice))
         .build()
         .map_err(std::io::Error::other)
+}
+
+/// Lower the calling thread `nice` steps below its current priority.
+pub(crate) fn lower_this_thread(nice: i64) {
+    lower_from(this_thread_nice(), nice)
 }
 
 /// The calling thread's nice value (0 where it cannot be read).
@@ -48,14 +56,14 @@ pub(crate) fn this_thread_nice() -> i32 {
 /// Set the calling thread's nice value to `base + nice` (capped at 19, the lowest priority).
 /// On Linux a thread's nice value is its own; elsewhere this does nothing. A refusal (a sandbox
 /// that forbids it) is logged once and the work runs at the process's priority.
-fn lower_this_thread(base: i32, nice: u8) {
-    if nice == 0 {
+fn lower_from(base: i32, nice: i64) {
+    if nice <= 0 {
         return;
     }
     #[cfg(target_os = "linux")]
     {
         static WARNED: std::sync::Once = std::sync::Once::new();
-        let target = (base + nice as i32).min(19);
+        let target = (base as i64 + nice).min(19) as i32;
         let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, target) };
         if rc != 0 {
             let e = std::io::Error::last_os_error();

@@ -117,9 +117,7 @@ impl Engine {
             );
         }
         let (max_jobs, max_bytes) = config.queue_limits();
-        // A thread per core, and room for the bulk lanes' and the finisher's calls, which wait
-        // for devices on a pool thread.
-        let bulk = bulk::pool(config::cores() + backend.lanes() + 1, config.bulk_nice.clamp(0, 19) as u8).map_err(|e| err!(Internal, "starting the bulk thread pool: {e}"))?;
+        let bulk = bulk::pool(config::cores(), config.bulk_nice).map_err(|e| err!(Internal, "starting the bulk thread pool: {e}"))?;
         let shared = Arc::new(Shared {
             bulk,
             admission: admission::Admission::new(max_jobs, max_bytes),

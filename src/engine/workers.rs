@@ -64,16 +64,20 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let (tx, rx) = handoff::channel::<Synthesized>(shared.config.prove_queue_depth);
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
-    let stage = |name: String, f: Box<dyn FnOnce() + Send>| {
+    // `bulk`: a thread of the bulk work, below the urgent work's CPU priority (`engine::bulk`).
+    let stage = |name: String, bulk: bool, f: Box<dyn FnOnce() + Send>| {
         let sh = shared.clone();
         std::thread::Builder::new().name(name).spawn(move || {
             let _watch = StageWatch(&sh);
+            if bulk {
+                super::bulk::lower_this_thread(sh.config.bulk_nice);
+            }
             f()
         })
     };
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
-        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx, Pop::Any)))?);
+        threads.push(stage(format!("cuzk-synth-{i}"), true, Box::new(move || synth_loop(&sh, tx, Pop::Any)))?);
     }
     // One more worker for work above the default priority (PoSt: deadlines), with its own
     // thread pool: it starts at once however many C2 partitions fill the other workers, and its
@@ -86,7 +90,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
             .map_err(std::io::Error::other)?,
     );
     let (sh, utx, pool) = (shared.clone(), tx.clone(), urgent.clone());
-    threads.push(stage("cuzk-synth-urgent".into(), Box::new(move || pool.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
+    threads.push(stage("cuzk-synth-urgent".into(), false, Box::new(move || pool.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
     drop(tx);
     // One prover thread per backend lane (a CUDA device proves one partition's stage H under
     // another's MSMs); they share the hand-off, highest priority first.
@@ -94,17 +98,17 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let urgent_lane = shared.lanes.len() - 1;
     for k in 0..urgent_lane {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
-        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
+        threads.push(stage(format!("cuzk-prove-{k}"), true, Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
     }
     // And the urgent prover, for work above the default priority only: a WinningPoSt whose
     // partition is ready does not wait for a lane to finish a C2 partition (seconds at 32 GiB).
     // It finishes its own proofs (no queue behind the lanes' tails) on the urgent pool, where a
     // backend's CPU work does not queue behind synthesis on the shared one.
     let (sh, urx) = (shared.clone(), rx.clone());
-    threads.push(stage("cuzk-prove-urgent".into(), Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
+    threads.push(stage("cuzk-prove-urgent".into(), false, Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
     drop((rx, ftx));
     let sh = shared.clone();
-    threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
+    threads.push(stage("cuzk-finish".into(), true, Box::new(move || finish_loop(&sh, frx)))?);
     Ok(())
 }
 
@@ -320,7 +324,13 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
         let cancelled = || job.is_cancelled();
         let res = match urgent {
             true => guarded("proving", || shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled)),
-            false => shared.bulk.install(|| guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &cancelled))),
+            false => {
+                let start = || guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &cancelled));
+                match shared.backend.proves_on_host() {
+                    true => shared.bulk.install(start),
+                    false => start(), // a device's driver: on this (lowered) thread, at once
+                }
+            }
         };
         if res.is_err() {
             busy.failed();
@@ -351,7 +361,7 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
 
 fn finish_loop(shared: &Shared, rx: Receiver<Started>) {
     for st in rx {
-        shared.bulk.install(|| finish_one(shared, st));
+        finish_one(shared, st);
     }
 }
 
