@@ -2,14 +2,17 @@
 //! C2, SnapDeals) — runs `bulk_nice` steps below the process's CPU priority, so that whatever is
 //! not bulk takes the cores first when they are all busy: the urgent worker's PoSt (its own
 //! pool, at the process's priority) and the host's own threads (a node's chain sync, its RPC).
-//! The bulk stage threads lower themselves (`lower_this_thread`), and their parallel work runs
-//! on this module's pool, whose threads are lowered too: synthesis, and a host prover's proofs
-//! (`Backend::proves_on_host`). A device's driver stays on its lane's own thread: a job handed
-//! to the pool starts only when its workers run out of synthesis tasks to steal.
+//! The synthesis workers lower themselves (`lower_this_thread`), and the parallel work runs on
+//! this module's pool, whose threads are lowered too: synthesis, and a host prover's proofs
+//! (`Backend::proves_on_host`). A device's driver stays on its lane's own thread, at the
+//! process's priority: a job handed to the pool starts only when its workers run out of
+//! synthesis tasks to steal, and a lowered driver left the GPU waiting while an urgent proof
+//! held every core (the finisher, which assembles device proofs, likewise).
 //!
-//! Why: a WinningPoSt proved on the CPU while every core synthesized 32 GiB SnapDeals partitions
-//! took 1.15–1.32 s against its 1 s budget (BENCHMARKS.md, 2026-12-07 03:02): at equal priority
-//! the scheduler gives its 16 threads half of 16 cores. Raising a thread's niceness needs no
+//! Measured (BENCHMARKS.md, 2026-12-07 12:27 and 14:05): on a 2-core CPU-only host a 2 KiB
+//! WinningPoSt behind four C2 jobs took a median 3.7–6.5 s at equal priority, 2.4–3.9 s with
+//! the bulk work 10 below; on a 16-core GPU host, where the urgent proof runs on the CPU while
+//! 32 GiB SnapDeals hold the device, 2.10 → 1.92 s. Raising a thread's niceness needs no
 //! privilege; lowering it does, so the bulk side is the one that moves.
 //!
 //! The pool is the engine's own, not rayon's global one: that one may be the host's, and its

@@ -65,6 +65,8 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
     // `bulk`: a thread of the bulk work, below the urgent work's CPU priority (`engine::bulk`).
+    // Not the prover lanes and the finisher: they drive the devices and use little CPU, and
+    // lowered they left the GPU waiting while an urgent proof held every core.
     let stage = |name: String, bulk: bool, f: Box<dyn FnOnce() + Send>| {
         let sh = shared.clone();
         std::thread::Builder::new().name(name).spawn(move || {
@@ -98,7 +100,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let urgent_lane = shared.lanes.len() - 1;
     for k in 0..urgent_lane {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
-        threads.push(stage(format!("cuzk-prove-{k}"), true, Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
+        threads.push(stage(format!("cuzk-prove-{k}"), false, Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
     }
     // And the urgent prover, for work above the default priority only: a WinningPoSt whose
     // partition is ready does not wait for a lane to finish a C2 partition (seconds at 32 GiB).
@@ -108,7 +110,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     threads.push(stage("cuzk-prove-urgent".into(), false, Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
     drop((rx, ftx));
     let sh = shared.clone();
-    threads.push(stage("cuzk-finish".into(), true, Box::new(move || finish_loop(&sh, frx)))?);
+    threads.push(stage("cuzk-finish".into(), false, Box::new(move || finish_loop(&sh, frx)))?);
     Ok(())
 }
 
@@ -328,7 +330,7 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
                 let start = || guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &cancelled));
                 match shared.backend.proves_on_host() {
                     true => shared.bulk.install(start),
-                    false => start(), // a device's driver: on this (lowered) thread, at once
+                    false => start(), // a device's driver: on this thread, at once
                 }
             }
         };
