@@ -1,18 +1,20 @@
-//! The engine's bulk work — synthesis and proving of partitions at the default priority (PoRep
-//! C2, SnapDeals) — runs `bulk_nice` steps below the process's CPU priority, so that whatever is
-//! not bulk takes the cores first when they are all busy: the urgent worker's PoSt (its own
-//! pool, at the process's priority) and the host's own threads (a node's chain sync, its RPC).
-//! The synthesis workers lower themselves (`lower_this_thread`), and the parallel work runs on
-//! this module's pool, whose threads are lowered too: synthesis, and a host prover's proofs
-//! (`Backend::proves_on_host`). A device's driver stays on its lane's own thread, at the
-//! process's priority: a job handed to the pool starts only when its workers run out of
-//! synthesis tasks to steal, and a lowered driver left the GPU waiting while an urgent proof
-//! held every core (the finisher, which assembles device proofs, likewise).
+//! The engine's bulk work — the synthesis of partitions at the default priority (PoRep C2,
+//! SnapDeals) — runs `bulk_nice` steps below the process's CPU priority, so that whatever is not
+//! bulk takes the cores first when they are all busy: the urgent worker's PoSt (its own pool, at
+//! the process's priority) and the host's own threads (a node's chain sync, its RPC). The
+//! synthesis workers lower themselves (`lower_this_thread`) and run their parallel work on this
+//! module's pool, whose threads are lowered too.
+//!
+//! Proving stays at the process's priority, on the lanes' own threads. A device's driver uses
+//! little CPU, and lowered it left the GPU waiting while an urgent CPU proof held every core
+//! (2026-12-07 14:05). A CPU proof handed to a shared pool would start only once the pool's
+//! workers run out of other tasks to steal (rayon takes injected jobs last), which serialized the
+//! CPU backend's two lanes.
 //!
 //! Measured (BENCHMARKS.md, 2026-12-07 12:27 and 14:05): on a 2-core CPU-only host a 2 KiB
 //! WinningPoSt behind four C2 jobs took a median 3.7–6.5 s at equal priority, 2.4–3.9 s with
-//! the bulk work 10 below; on a 16-core GPU host, where the urgent proof runs on the CPU while
-//! 32 GiB SnapDeals hold the device, 2.10 → 1.92 s. Raising a thread's niceness needs no
+//! synthesis and the CPU proofs 10 below; on a 16-core GPU host, where the urgent proof runs on
+//! the CPU while 32 GiB SnapDeals hold the device, 2.10 → 1.92 s. Raising a thread's niceness needs no
 //! privilege; lowering it does, so the bulk side is the one that moves.
 //!
 //! The pool is the engine's own, not rayon's global one: that one may be the host's, and its

@@ -90,10 +90,10 @@ pub struct EngineConfig {
     /// gRPC daemon's clients; a missing params file is still `SRS_LOAD` naming the file.
     pub load_srs_on_demand: bool,
     /// How many nice steps below the process's CPU priority the bulk work runs (0 to 19; 0:
-    /// the same priority): the synthesis of jobs at the default priority (C2, SnapDeals), and
-    /// the CPU backend's proofs of them, on the engine's own thread pool (`engine::bulk`). Work
-    /// above the default priority (PoSt) and the host's own threads then take the cores first
-    /// when all are busy. The threads driving GPUs keep the process's priority.
+    /// the same priority): the synthesis of jobs at the default priority (C2, SnapDeals), on
+    /// the engine's own thread pool (`engine::bulk`). Work above the default priority (PoSt)
+    /// and the host's own threads then take the cores first when all are busy. Proving keeps
+    /// the process's priority.
     pub bulk_nice: i64,
 }
 

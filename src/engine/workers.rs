@@ -64,9 +64,8 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let (tx, rx) = handoff::channel::<Synthesized>(shared.config.prove_queue_depth);
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
-    // `bulk`: a thread of the bulk work, below the urgent work's CPU priority (`engine::bulk`).
-    // Not the prover lanes and the finisher: they drive the devices and use little CPU, and
-    // lowered they left the GPU waiting while an urgent proof held every core.
+    // `bulk`: a synthesis worker, below the urgent work's CPU priority (`engine::bulk`). Not
+    // the prover lanes and the finisher (see there).
     let stage = |name: String, bulk: bool, f: Box<dyn FnOnce() + Send>| {
         let sh = shared.clone();
         std::thread::Builder::new().name(name).spawn(move || {
@@ -324,16 +323,10 @@ fn prove_loop(shared: &Shared, lane: usize, rx: &handoff::Receiver<Synthesized>,
         };
         let mut busy = shared.lanes.begin(lane);
         let cancelled = || job.is_cancelled();
-        let res = match urgent {
-            true => guarded("proving", || shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled)),
-            false => {
-                let start = || guarded("proving", || shared.backend.start(&work.srs, assignment, r, s, &cancelled));
-                match shared.backend.proves_on_host() {
-                    true => shared.bulk.install(start),
-                    false => start(), // a device's driver: on this thread, at once
-                }
-            }
-        };
+        let res = guarded("proving", || match urgent {
+            true => shared.backend.start_urgent(&work.srs, assignment, r, s, &cancelled),
+            false => shared.backend.start(&work.srs, assignment, r, s, &cancelled),
+        });
         if res.is_err() {
             busy.failed();
         }

@@ -66,10 +66,6 @@ impl Backend for CpuBackend {
         "cpu"
     }
 
-    fn proves_on_host(&self) -> bool {
-        true
-    }
-
     fn prove(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<PartitionProof> {
         self.prove_cancellable(srs, asg, r, s, &|| false)
     }

@@ -176,15 +176,6 @@ pub trait Backend: Send + Sync {
         self.start(srs, assignment, r, s, cancelled)
     }
 
-    /// Whether [`Backend::start`] is CPU work (the CPU backend's whole proof) rather than the
-    /// driving of a device, which mostly waits. The engine runs a host prover's bulk proofs on
-    /// its bulk thread pool, below the urgent work's priority (`engine::bulk`); a device's driver
-    /// stays on its lane's own thread, where it starts at once instead of queueing behind the
-    /// synthesis tasks that fill the pool. Default: false.
-    fn proves_on_host(&self) -> bool {
-        false
-    }
-
     /// Whether the backend evaluates the recorded circuit `circuit`'s a, b, c itself (on its
     /// device) for proofs against `srs`, so the engine hands it assignments with `deferred` set
     /// and the host keeps only witnesses. Backends that do not evaluate them on the CPU threads
