@@ -74,19 +74,6 @@ func TestConfig(t *testing.T) {
 	if m["verify"] != false || m["job_ttl_secs"] != 2.0 || m["drain_on_free"] != true || m["params_dir"] != `/a "b"` || m["record_circuits"] != false {
 		t.Errorf("config JSON %s", js)
 	}
-	for _, c := range []struct {
-		cfg  cuzk.Config
-		want any
-	}{{cuzk.Config{BulkNice: 5}, 5.0}, {cuzk.Config{BulkSamePriority: true}, 0.0}, {cuzk.Config{}, nil}} {
-		js, _ := cuzk.ConfigJSON(c.cfg)
-		var m map[string]any
-		if err := json.Unmarshal([]byte(js), &m); err != nil || m["bulk_nice"] != c.want {
-			t.Errorf("config %+v marshals to %s, want bulk_nice %v", c.cfg, js, c.want)
-		}
-	}
-	if _, err := cuzk.ConfigJSON(cuzk.Config{BulkNice: 3, BulkSamePriority: true}); !errors.Is(err, cuzk.ErrInvalidArgument) {
-		t.Errorf("BulkNice with BulkSamePriority: %v, want an invalid-argument error", err)
-	}
 
 	if err := cuzk.SetLogFilter("cuzk=info,warn"); err != nil {
 		t.Errorf("SetLogFilter: %v", err)

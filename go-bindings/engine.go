@@ -82,12 +82,6 @@ type Config struct {
 	// VRAMBudgetMiB: MiB of each CUDA device's memory the backend may use; 0 = automatic (what
 	// is free on the device at start, less 2 %). A circuit that does not fit is proved on the CPU.
 	VRAMBudgetMiB uint64
-	// BulkNice: how many nice steps below the process's CPU priority synthesis and proving of
-	// default-priority jobs (C2, SnapDeals) run, so that PoSt and the node's own goroutines
-	// take the cores first; 0 = default (10), at most 19.
-	BulkNice int
-	// BulkSamePriority runs that bulk work at the process's own priority (bulk_nice 0).
-	BulkSamePriority bool
 }
 
 // configJSON is the JSON object cuzk_engine_new takes; omitted keys keep their defaults.
@@ -109,7 +103,6 @@ type configJSON struct {
 	MaxQueuedJobs    uint64 `json:"max_queued_jobs,omitempty"`
 	MaxQueuedInput   uint64 `json:"max_queued_input_mib,omitempty"`
 	VRAMBudgetMiB    uint64 `json:"vram_budget_mib,omitempty"`
-	BulkNice         *int   `json:"bulk_nice,omitempty"`
 }
 
 func (c Config) marshal() ([]byte, error) {
@@ -140,16 +133,6 @@ func (c Config) marshal() ([]byte, error) {
 	if c.FullSynthesis {
 		f := false
 		j.RecordCircuits = &f
-	}
-	switch {
-	case c.BulkSamePriority && c.BulkNice != 0:
-		return nil, errf(CodeInvalidArgument, "config: BulkNice %d and BulkSamePriority both set", c.BulkNice)
-	case c.BulkSamePriority:
-		n := 0
-		j.BulkNice = &n
-	case c.BulkNice != 0:
-		n := c.BulkNice
-		j.BulkNice = &n
 	}
 	return json.Marshal(j)
 }

@@ -16,7 +16,6 @@ type Status struct {
 	ProverLanes      []LaneStatus    `json:"prover_lanes"`
 	UptimeSeconds    float64         `json:"uptime_s"`
 	SynthesisWorkers int             `json:"synthesis_workers"`
-	BulkNice         int             `json:"bulk_nice"`
 	QueuedPartitions int             `json:"queued_partitions"`
 	AwaitingProver   int             `json:"partitions_awaiting_prover"`
 	Jobs             JobCounts       `json:"jobs"`

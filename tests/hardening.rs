@@ -219,8 +219,6 @@ fn absurd_config_values_are_invalid_arguments() {
         (r#"{"synthesis_workers": 100000}"#, "synthesis_workers"),
         (r#"{"memory_budget_mib": 18446744073709551615}"#, "memory_budget_mib"),
         (r#"{"job_ttl_secs": 18446744073709551615}"#, "job_ttl_secs"),
-        (r#"{"bulk_nice": 20}"#, "bulk_nice"),
-        (r#"{"bulk_nice": -1}"#, "bulk_nice"),
     ] {
         let mut e = ptr::null_mut();
         let c = CString::new(cfg).unwrap();

@@ -89,12 +89,6 @@ pub struct EngineConfig {
     /// of failing with `SRS_NOT_LOADED`. For callers that never load SRSes themselves, like the
     /// gRPC daemon's clients; a missing params file is still `SRS_LOAD` naming the file.
     pub load_srs_on_demand: bool,
-    /// How many nice steps below the process's CPU priority the bulk work runs (0 to 19; 0:
-    /// the same priority): the synthesis of jobs at the default priority (C2, SnapDeals), on
-    /// the engine's own thread pool (`engine::bulk`). Work above the default priority (PoSt)
-    /// and the host's own threads then take the cores first when all are busy. Proving keeps
-    /// the process's priority.
-    pub bulk_nice: i64,
 }
 
 impl Default for EngineConfig {
@@ -118,7 +112,6 @@ impl Default for EngineConfig {
             max_queued_input_mib: 4096,
             vram_budget_mib: 0,
             load_srs_on_demand: false,
-            bulk_nice: 10,
         }
     }
 }
@@ -172,9 +165,6 @@ impl EngineConfig {
         bounded("job_ttl_secs", self.job_ttl_secs, 0, MAX_JOB_TTL_SECS, "at most 30 days")?;
         bounded("max_queued_jobs", self.max_queued_jobs, 1, MAX_MAX_QUEUED_JOBS, "jobs accepted and not yet finished")?;
         bounded("max_queued_input_mib", self.max_queued_input_mib, 1, MAX_MAX_QUEUED_INPUT_MIB, "MiB of unfinished jobs' inputs; at most 1 TiB")?;
-        if !(0..=19).contains(&self.bulk_nice) {
-            return Err(err!(InvalidArgument, "bulk_nice must be between 0 and 19 (nice steps below the process's priority; raising it needs privileges), got {}", self.bulk_nice));
-        }
         if self.vram_budget_mib != 0 {
             bounded("vram_budget_mib", self.vram_budget_mib, MIN_VRAM_BUDGET_MIB, MAX_VRAM_BUDGET_MIB, "0 = automatic; MiB of each CUDA device")?;
         }

@@ -15,7 +15,6 @@
 //! `prover::select_backend`.
 
 mod admission;
-mod bulk;
 mod circuits;
 mod config;
 mod dealloc;
@@ -117,9 +116,7 @@ impl Engine {
             );
         }
         let (max_jobs, max_bytes) = config.queue_limits();
-        let bulk = bulk::pool(config::cores(), config.bulk_nice).map_err(|e| err!(Internal, "starting the bulk thread pool: {e}"))?;
         let shared = Arc::new(Shared {
-            bulk,
             admission: admission::Admission::new(max_jobs, max_bytes),
             config,
             backend,

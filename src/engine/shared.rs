@@ -75,8 +75,6 @@ pub(crate) struct Shared {
     pub(crate) broken: Mutex<Option<String>>,
     /// The bounds on accepted, unfinished work (`max_queued_jobs`, `max_queued_input_mib`).
     pub(crate) admission: Arc<admission::Admission>,
-    /// Where the bulk work runs, below the process's CPU priority (`bulk`).
-    pub(crate) bulk: rayon::ThreadPool,
 }
 
 impl Shared {

@@ -151,7 +151,6 @@ pub(super) fn status_json(engine: &Engine) -> String {
         "prover_lanes": lanes,
         "uptime_s": secs(uptime),
         "synthesis_workers": sh.config.synthesis_threads(),
-        "bulk_nice": sh.config.bulk_nice,
         "queued_partitions": sh.queue.len(),
         "partitions_awaiting_prover": sh.awaiting_prover.load(Ordering::Relaxed),
         "jobs": {

@@ -64,21 +64,16 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let (tx, rx) = handoff::channel::<Synthesized>(shared.config.prove_queue_depth);
     // One tail in flight: a finisher that falls behind holds the prover back instead of memory piling up.
     let (ftx, frx) = sync_channel::<Started>(1);
-    // `bulk`: a synthesis worker, below the urgent work's CPU priority (`engine::bulk`). Not
-    // the prover lanes and the finisher (see there).
-    let stage = |name: String, bulk: bool, f: Box<dyn FnOnce() + Send>| {
+    let stage = |name: String, f: Box<dyn FnOnce() + Send>| {
         let sh = shared.clone();
         std::thread::Builder::new().name(name).spawn(move || {
             let _watch = StageWatch(&sh);
-            if bulk {
-                super::bulk::lower_this_thread(sh.config.bulk_nice);
-            }
             f()
         })
     };
     for i in 0..shared.config.synthesis_threads() {
         let (sh, tx) = (shared.clone(), tx.clone());
-        threads.push(stage(format!("cuzk-synth-{i}"), true, Box::new(move || synth_loop(&sh, tx, Pop::Any)))?);
+        threads.push(stage(format!("cuzk-synth-{i}"), Box::new(move || synth_loop(&sh, tx, Pop::Any)))?);
     }
     // One more worker for work above the default priority (PoSt: deadlines), with its own
     // thread pool: it starts at once however many C2 partitions fill the other workers, and its
@@ -91,7 +86,7 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
             .map_err(std::io::Error::other)?,
     );
     let (sh, utx, pool) = (shared.clone(), tx.clone(), urgent.clone());
-    threads.push(stage("cuzk-synth-urgent".into(), false, Box::new(move || pool.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
+    threads.push(stage("cuzk-synth-urgent".into(), Box::new(move || pool.install(|| synth_loop(&sh, utx, Pop::Urgent))))?);
     drop(tx);
     // One prover thread per backend lane (a CUDA device proves one partition's stage H under
     // another's MSMs); they share the hand-off, highest priority first.
@@ -99,17 +94,17 @@ fn spawn_into(shared: &Arc<Shared>, threads: &mut Vec<JoinHandle<()>>) -> std::i
     let urgent_lane = shared.lanes.len() - 1;
     for k in 0..urgent_lane {
         let (sh, rx, ftx) = (shared.clone(), rx.clone(), ftx.clone());
-        threads.push(stage(format!("cuzk-prove-{k}"), false, Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
+        threads.push(stage(format!("cuzk-prove-{k}"), Box::new(move || prove_loop(&sh, k, &rx, Some(ftx))))?);
     }
     // And the urgent prover, for work above the default priority only: a WinningPoSt whose
     // partition is ready does not wait for a lane to finish a C2 partition (seconds at 32 GiB).
     // It finishes its own proofs (no queue behind the lanes' tails) on the urgent pool, where a
     // backend's CPU work does not queue behind synthesis on the shared one.
     let (sh, urx) = (shared.clone(), rx.clone());
-    threads.push(stage("cuzk-prove-urgent".into(), false, Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
+    threads.push(stage("cuzk-prove-urgent".into(), Box::new(move || urgent.install(|| prove_loop(&sh, urgent_lane, &urx, None))))?);
     drop((rx, ftx));
     let sh = shared.clone();
-    threads.push(stage("cuzk-finish".into(), false, Box::new(move || finish_loop(&sh, frx)))?);
+    threads.push(stage("cuzk-finish".into(), Box::new(move || finish_loop(&sh, frx)))?);
     Ok(())
 }
 
@@ -215,7 +210,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
         };
         waited(&job, item.partition, Stage::MemoryWait, "memory_wait", t);
         let t = Instant::now();
-        let res = on_pool(shared, which, || guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device)));
+        let res = guarded("synthesis", || synthesize(&job, &work, item.partition, r1cs.as_ref(), on_device));
         // Our reference goes to the deallocator: if the job ended meanwhile it is the last one,
         // and dropping it here would free the job's inputs (or an evicted SRS) on this thread.
         shared.dealloc.free(work, 0);
@@ -231,7 +226,7 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
             Ok(a) if job.is_cancelled() => discard(shared, a, memory),
             Ok(mut assignment) => {
                 let t = Instant::now();
-                match on_pool(shared, which, || guarded("preparing for the prover", || shared.backend.prepare(&mut assignment))) {
+                match guarded("preparing for the prover", || shared.backend.prepare(&mut assignment)) {
                     Ok(Some(took)) => {
                         let mut g = job.lock();
                         g.timings.phases.add("prover_prepare", took);
@@ -254,15 +249,6 @@ fn synth_loop(shared: &Shared, tx: super::ProveSender, which: Pop) {
                 }
             }
         }
-    }
-}
-
-/// Bulk work on the bulk pool, below the urgent worker's priority (`bulk`); urgent work where
-/// its loop runs, on the urgent worker's own pool.
-fn on_pool<R: Send>(shared: &Shared, which: Pop, f: impl FnOnce() -> R + Send) -> R {
-    match which {
-        Pop::Any => shared.bulk.install(f),
-        Pop::Urgent => f(),
     }
 }
 

@@ -58,13 +58,13 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool, vram_budget_mib: u64, bulk_nice: i64) {
+pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool, vram_budget_mib: u64) {
     let root = fixtures::default_root();
     let params_dir = fixtures::params_dir(&root);
     // filecoin-proofs reads its params from here (set before its first use).
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
     let k = fixtures::ensure_kind_fixtures_and_params(&root, fixtures::DEFAULT_SEED).expect("kind fixtures");
-    let config = EngineConfig { params_dir: Some(params_dir.clone()), vram_budget_mib, bulk_nice, ..Default::default() };
+    let config = EngineConfig { params_dir: Some(params_dir.clone()), vram_budget_mib, ..Default::default() };
     let engine = Engine::new(config).expect("engine");
     for c in k.circuits() {
         engine.srs_load(c, None).expect("srs");
@@ -153,7 +153,6 @@ pub fn run(runs: usize, c2_jobs: usize, with_upstream: bool, vram_budget_mib: u6
     // The devices as the engine reports them: budget, page-locked host memory, PCIe bytes.
     let st: serde_json::Value = serde_json::from_str(&engine.status_json()).unwrap_or_default();
     summary.insert("vram_budget_mib".into(), vram_budget_mib.into());
-    summary.insert("bulk_nice".into(), bulk_nice.into());
     summary.insert("devices".into(), st["devices"].clone());
     println!("{}", serde_json::Value::Object(summary));
 }

@@ -13,7 +13,7 @@
 //!                              from the shaped C1 generator; SnapDeals and PoSt proofs from the
 //!                              satisfiable generators): upstream sequential vs cuzk, seconds,
 //!                              constraints per core-second, peak RSS.
-//!   cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream] [--vram-budget-mib B] [--bulk-nice N]  WinningPoSt, WindowPoSt,
+//!   cuzk-bench kinds [--runs N] [--c2-jobs M] [--no-upstream] [--vram-budget-mib B]  WinningPoSt, WindowPoSt,
 //!                              SnapDeals at 2 KiB: cuzk (backend auto) vs filecoin-proofs'
 //!                              *_with_vanilla (interleaved), and WinningPoSt latency alone vs
 //!                              while M (default 4) C2 jobs fill the engine.
@@ -250,7 +250,7 @@ static SUBS: &[cli::Sub] = &[
         RUNS,
         cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
     ]),
-    cli::sub("kinds", "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load", &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side"), cli::num("vram-budget-mib", "the engine's VRAM budget (default 0 = automatic): a smaller card's plan"), cli::num("bulk-nice", "the engine's bulk_nice (default 10)")]),
+    cli::sub("kinds", "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load", &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side"), cli::num("vram-budget-mib", "the engine's VRAM budget (default 0 = automatic): a smaller card's plan")]),
     cli::sub("msm", "the CPU's ΣH over the 2 KiB h points: AVX-512 IFMA Pippenger vs blst", &[RUNS, cli::nums("windows", "window sizes to try (default: the tuned one)")]),
     cli::sub("soak", "N synthetic proofs through one engine, every tenth cancelled: resources must stay flat", &[cli::num("jobs", "proofs (default 1000)"), cli::num("constraints", "constraints per circuit (default 1024)")]),
 ];
@@ -270,7 +270,7 @@ fn main() {
                 std::process::exit(2);
             }
         },
-        "kinds" => kinds::run(runs, a.num("c2-jobs", 4), !a.has("no-upstream"), a.num("vram-budget-mib", 0), a.num("bulk-nice", 10)),
+        "kinds" => kinds::run(runs, a.num("c2-jobs", 4), !a.has("no-upstream"), a.num("vram-budget-mib", 0)),
         "msm" => msm::run(runs, &a.text("windows").map(|_| a.nums("windows", "")).unwrap_or_default()),
         "soak" => soak::run(a.num("jobs", 1000), a.num("constraints", 1024)),
         other => unreachable!("subcommand {other} is declared but not dispatched"),

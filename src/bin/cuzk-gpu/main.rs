@@ -41,7 +41,7 @@
 //!
 //!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W] [--gpu-lanes L,L2...]
 //!                         [--vram-budget-mib B,B2...] [--inputs shaped|cc] [--recorded 0|1] [--timeline FILE]
-//!                         [--sectors S] [--probe P2 --probes N] [--bulk-nice N,N2...]
+//!                         [--sectors S] [--probe P2 --probes N]
 //!                                        the engine at a real sector shape (default 32 GiB): shaped
 //!                                        C1, random SRS of the exact section sizes, verification off
 //!                                        (--inputs cc: a generated CC sector and a generated TEST SRS,
@@ -167,7 +167,6 @@ static SUBS: &[cli::Sub] = &[
         cli::num("synthesis-workers", "0 = automatic"),
         cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
         cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),
-        cli::nums("bulk-nice", "the engine's bulk_nice values, an engine each (default 10)"),
         cli::text("inputs", "shaped | cc (default shaped)"),
         cli::num("recorded", "1: recorded circuit, 0: full synthesis (default 1)"),
         cli::text("timeline", "file for every job's per-partition spans"),

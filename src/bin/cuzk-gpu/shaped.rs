@@ -155,9 +155,6 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
     // VRAM budgets (MiB; 0 = automatic), one engine each after the lane counts' (e.g.
     // "24576,16384,12288": the streamed mode where the resident one does not fit).
     let budgets: Vec<u64> = args.nums("vram-budget-mib", "0");
-    // The engine's bulk_nice values, one engine each after the budgets' (e.g. "0,10": the
-    // probes' latency with bulk work at the process's priority, then below it).
-    let nices: Vec<i64> = args.nums("bulk-nice", "10");
     if backend().is_none() {
         return true;
     }
@@ -203,22 +200,14 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             _ => None,
         };
         let mut summaries = Vec::new();
-        let mut runs = Vec::new();
-        for &n in &nices {
-            for &b in &budgets {
-                runs.extend(lane_counts.iter().map(|&l| (n, b, l)));
-            }
-        }
-        for (run, (bulk_nice, vram_budget_mib, lanes)) in runs.into_iter().enumerate() {
+        let runs = budgets.iter().flat_map(|&b| lane_counts.iter().map(move |&l| (b, l)));
+        for (run, (vram_budget_mib, lanes)) in runs.enumerate() {
             let mut tag = if lane_counts.len() > 1 { format!("-lanes{lanes}") } else { String::new() };
             if budgets.len() > 1 {
                 tag += &format!("-vram{vram_budget_mib}");
             }
-            if nices.len() > 1 {
-                tag += &format!("-nice{bulk_nice}");
-            }
             let path = timeline.as_ref().map(|p| p.replace(".json", &format!("{tag}.json")));
-            println!("== gpu_lanes {lanes}, vram_budget_mib {vram_budget_mib}, bulk_nice {bulk_nice} (run {run})");
+            println!("== gpu_lanes {lanes}, vram_budget_mib {vram_budget_mib} (run {run})");
             if vram_budget_mib > 0 {
                 // The plan the backend makes for this budget (the same function), and what it moves.
                 use cuzk::prover::vram::{plan, sec, Footprint, Plan};
@@ -236,7 +225,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
                     p => println!("plan: {p:?}"),
                 }
             }
-            let setup = Setup { jobs, workers, recorded, lanes, vram_budget_mib, bulk_nice, timeline: path, cc };
+            let setup = Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc };
             summaries.push(run_engine(circuit, &work, &srs, r1cs.clone(), probe.as_ref(), setup)?);
         }
         Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": circuit.name(), "runs": summaries}))
@@ -259,7 +248,6 @@ struct Setup {
     recorded: bool,
     lanes: usize,
     vram_budget_mib: u64,
-    bulk_nice: i64,
     timeline: Option<String>,
     /// Satisfiable inputs: submitted as a node submits them, verified.
     cc: bool,
@@ -275,7 +263,7 @@ fn run_engine(
     probe: Option<&Probe>,
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
-    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, bulk_nice, timeline, cc } = setup;
+    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc } = setup;
     let proof = circuit.name();
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
@@ -287,7 +275,6 @@ fn run_engine(
             record_circuits: recorded,
             gpu_lanes: lanes,
             vram_budget_mib,
-            bulk_nice,
             ..Default::default()
         })?;
         let adopted = r1cs.is_some();
