@@ -17,6 +17,10 @@
 //!                              SnapDeals at 2 KiB: cuzk (backend auto) vs filecoin-proofs'
 //!                              *_with_vanilla (interleaved), and WinningPoSt latency alone vs
 //!                              while M (default 4) C2 jobs fill the engine.
+//!   cuzk-bench cpu-post [--proof P] [--runs N]  one PoSt partition (default a 32 GiB WinningPoSt)
+//!                              proved on the CPU, the urgent prover's path while the GPU is busy:
+//!                              cuzk's CPU backend by phase vs bellperson's create_proof_batch
+//!                              (interleaved, same r, s, byte-identical); generated inputs, test SRS.
 //!   cuzk-bench msm [--runs N] [--windows 14,16]  the CPU's ΣH over the real 2 KiB h points:
 //!                              AVX-512 IFMA Pippenger vs blst's (interleaved, equal results).
 //!   cuzk-bench soak [--jobs N] [--constraints K]  N proofs (default 1000) of a synthetic
@@ -36,6 +40,7 @@ use cuzk::fixtures;
 use cuzk::kinds::registry::RegisteredSealProof;
 use cuzk::srs::{Srs, Validation};
 
+mod cpu_post;
 mod kinds;
 mod msm;
 #[path = "../tools_cli/mod.rs"]
@@ -251,6 +256,10 @@ static SUBS: &[cli::Sub] = &[
         cli::text("modes", "upstream,cuzk,recorded,witness,native | both | all (default both)"),
     ]),
     cli::sub("kinds", "WinningPoSt, WindowPoSt, SnapDeals at 2 KiB vs filecoin-proofs; WinningPoSt under C2 load", &[RUNS, cli::num("c2-jobs", "C2 jobs filling the engine (default 4)"), cli::flag("no-upstream", "skip filecoin-proofs' side"), cli::num("vram-budget-mib", "the engine's VRAM budget (default 0 = automatic): a smaller card's plan")]),
+    cli::sub("cpu-post", "one PoSt partition proved on the CPU (the urgent prover's path while the GPU is busy): cuzk by phase vs bellperson, byte-identical", &[
+        RUNS,
+        cli::text("proof", "a PoSt proof (default StackedDrgWinning32GiBV1)"),
+    ]),
     cli::sub("msm", "the CPU's ΣH over the 2 KiB h points: AVX-512 IFMA Pippenger vs blst", &[RUNS, cli::nums("windows", "window sizes to try (default: the tuned one)")]),
     cli::sub("soak", "N synthetic proofs through one engine, every tenth cancelled: resources must stay flat", &[cli::num("jobs", "proofs (default 1000)"), cli::num("constraints", "constraints per circuit (default 1024)")]),
 ];
@@ -271,6 +280,17 @@ fn main() {
             }
         },
         "kinds" => kinds::run(runs, a.num("c2-jobs", 4), !a.has("no-upstream"), a.num("vram-budget-mib", 0)),
+        "cpu-post" => match cuzk::kinds::CircuitId::parse(a.text("proof").unwrap_or("StackedDrgWinning32GiBV1")) {
+            Ok(cuzk::kinds::CircuitId::PoSt(proof)) => cpu_post::run(proof, runs),
+            Ok(other) => {
+                eprintln!("cuzk-bench cpu-post --proof: {} is not a PoSt proof", other.name());
+                std::process::exit(2);
+            }
+            Err(e) => {
+                eprintln!("cuzk-bench cpu-post --proof: {e}");
+                std::process::exit(2);
+            }
+        },
         "msm" => msm::run(runs, &a.text("windows").map(|_| a.nums("windows", "")).unwrap_or_default()),
         "soak" => soak::run(a.num("jobs", 1000), a.num("constraints", 1024)),
         other => unreachable!("subcommand {other} is declared but not dispatched"),
