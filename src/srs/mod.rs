@@ -18,6 +18,7 @@ use blstrs::Bls12;
 pub use decode::{check_vk, decode_params, ReadAt, Validation};
 pub use vk::{read_prepared_vk, read_vk};
 pub use shape::expected as expected_shape;
+pub use shape::expected_size_hint;
 pub use shape::expected_seal as expected_sections;
 
 use crate::cancel::CancelToken;

@@ -49,6 +49,13 @@ pub fn expected(circuit: CircuitId) -> Result<[usize; 6]> {
         .ok_or_else(|| err!(Unsupported, "no known circuit shape for {} (sector size not supported)", circuit.name()))
 }
 
+/// Capacity hints for synthesizing `circuit` before its SRS exists (what `Srs::size_hint` gives
+/// once it does): from the section sizes its params must have.
+pub fn expected_size_hint(circuit: CircuitId) -> Result<crate::synth::SizeHint> {
+    let [ic, h, l, ..] = expected(circuit)?;
+    Ok(crate::synth::SizeHint { constraints: h + 1, inputs: ic, aux: l })
+}
+
 /// Refuse a params file whose sections do not have the `want` points of `proof`'s circuit.
 pub fn check(circuit: CircuitId, sections: &[Section; 6], want: [usize; 6], path: &Path) -> Result<()> {
     for (s, w) in sections.iter().zip(want) {

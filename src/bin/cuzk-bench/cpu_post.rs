@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use blstrs::Scalar;
-use cuzk::kinds::{CircuitId, ProofRequest, RegisteredPoStProof};
+use cuzk::kinds::{CircuitId, RegisteredPoStProof};
 use cuzk::prover::{Backend, CpuBackend};
 use cuzk::srs::Srs;
 use ff::Field;
@@ -17,13 +17,8 @@ use group::prime::PrimeCurveAffine;
 pub fn run(proof: RegisteredPoStProof, runs: usize) {
     let circuit = CircuitId::from(proof);
     let f = cuzk::fixtures::cc_post(proof, 1, 21).expect("generated PoSt");
-    let request = match circuit.kind() {
-        cuzk::kinds::ProofKind::WinningPoSt => ProofRequest::WinningPoSt(f.request()),
-        _ => ProofRequest::WindowPoSt { post: f.request(), partition: None },
-    };
-    let inputs = request.parse().expect("inputs");
-    let [ic, h, l, _, _, _] = cuzk::srs::expected_shape(circuit).expect("shape");
-    let hint = cuzk::synth::SizeHint { constraints: h + 1, inputs: ic, aux: l };
+    let inputs = f.proof_request(None).parse().expect("inputs");
+    let hint = cuzk::srs::expected_size_hint(circuit).expect("shape");
     let t = Instant::now();
     let r1cs = inputs.circuits.record(0, hint, &|| false).expect("recording");
     println!("{}: recorded in {:.1}s, {:?}", circuit.name(), t.elapsed().as_secs_f64(), r1cs.stats());
@@ -45,7 +40,7 @@ pub fn run(proof: RegisteredPoStProof, runs: usize) {
         let t = Instant::now();
         let reference = upstream.bellperson_reference(0, &params, r, s).expect("bellperson proof");
         let peer = t.elapsed().as_secs_f64();
-        let same = p.proof.a == reference.a && p.proof.b == reference.b && p.proof.c == reference.c && !bool::from(p.proof.a.is_identity());
+        let same = p.proof == reference && !bool::from(p.proof.a.is_identity());
         assert!(same, "run {run}: cuzk's proof differs from bellperson's for the same r, s");
         let phases: Vec<String> = p.phases.0.iter().map(|(n, d)| format!("{n} {:.3}", d.as_secs_f64())).collect();
         println!("run {run}: cuzk {took:.3}s (witness and a, b, c {synth:.3}; {}), bellperson {peer:.3}s, byte-identical", phases.join(", "));

@@ -46,14 +46,10 @@ pub fn run(circuit: CircuitId, runs: usize, modes: &str) {
         CircuitId::PoSt(p) => {
             let f = cuzk::fixtures::cc_post(p, p.as_v1_config().sector_count, 11).expect("generated PoSt");
             println!("{}: generated {} sectors' vanilla proofs in {:.1}s", circuit.name(), f.sectors.len(), t.elapsed().as_secs_f64());
-            checked(match p.as_v1_config().typ {
-                filecoin_proofs::PoStType::Winning => ProofRequest::WinningPoSt(f.request()),
-                _ => ProofRequest::WindowPoSt { post: f.request(), partition: Some(0) },
-            })
+            checked(f.proof_request(Some(0)))
         }
     };
-    let [ic, h, l, ..] = cuzk::srs::expected_shape(circuit).expect("section sizes");
-    let hint = SizeHint { constraints: h + 1, inputs: ic, aux: l };
+    let hint = cuzk::srs::expected_size_hint(circuit).expect("section sizes");
     let (mut results, constraints) = compare(&*proof.circuits, hint, None, runs, modes);
     if modes.split(',').any(|m| m == "all" || m == "witness") {
         // The engine's witness alone on all threads (native where the kind has it), without the

@@ -71,17 +71,14 @@ impl Work {
         match self {
             Work::C1 { c1, sector, .. } => ProofRequest::PoRep { c1_json: c1, sector_id: sector.1, prover_id: sector.0 },
             Work::Update(f) => ProofRequest::SnapDeals(f.request()),
-            Work::PoSt(f) if CircuitId::from(f.proof).kind() == cuzk::kinds::ProofKind::WinningPoSt => ProofRequest::WinningPoSt(f.request()),
-            Work::PoSt(f) => ProofRequest::WindowPoSt { post: f.request(), partition: None },
+            Work::PoSt(f) => f.proof_request(None),
         }
     }
 
     /// The circuit recorded from partition 0 (its sub-circuits on all threads, as the engine
     /// records at a proof type's first job).
     fn record(&self, circuit: CircuitId) -> cuzk::error::Result<cuzk::synth::R1cs> {
-        let shape = sections(circuit)?;
-        let hint = cuzk::synth::SizeHint { constraints: shape.h + 1, inputs: shape.inputs, aux: shape.aux };
-        self.request().parse()?.circuits.record(0, hint, &|| false)
+        self.request().parse()?.circuits.record(0, cuzk::srs::expected_size_hint(circuit)?, &|| false)
     }
 
     /// Queued on `engine` as a node submits it, with the moment the engine got it: shaped C1s
