@@ -42,7 +42,7 @@
 #           cc-P (the engine at proof P with satisfiable inputs: a generated CC sector and a generated
 #           TEST SRS for its recorded circuit, verification on; ~2 min of SRS generation at 32 GiB, G1 on
 #           the GPU, before the jobs; CC_VRAM_BUDGET MiB, a comma-separated list; P of any kind, e.g.
-#           cc-UpdateStackedDrg32GiBV1; CC_ARGS more bench-shaped options, e.g. "--probe
+#           cc-UpdateStackedDrg32GiBV1; CC_JOBS jobs (default SHAPED_JOBS); CC_ARGS more bench-shaped options, e.g. "--probe
 #           StackedDrgWinning32GiBV1 --probes 10" or "--sectors 2349" for a WindowPoSt partition), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported;
 #           VRAM_INPUTS=cc: a generated sector under a test SRS, every proof verified, ~2 min more),
@@ -257,7 +257,7 @@ for s0 in "${stages[@]}"; do
         .gpu-carry/supraseal-c2-bench kinds "$CUZK_FIXTURES_DIR/kinds/2KiB-c0ffee/kinds.json" "${KINDS_RUNS:-5}" ;;
     soak-*) wait_fixture; run "$s" 560 "$BIN" soak-2kib --jobs "${s#soak-}" ;;
     vram-*) p=${s#vram-}; vram_run "${p%-*}" "${p#*-}" ;;
-    cc-*) run "$s" 580 "$BIN" bench-shaped --inputs cc --proof "${s#cc-}" --jobs "${SHAPED_JOBS:-2}" --timeline "$OUT/timeline-$s.json" \
+    cc-*) run "$s" 580 "$BIN" bench-shaped --inputs cc --proof "${s#cc-}" --jobs "${CC_JOBS:-${SHAPED_JOBS:-2}}" --timeline "$OUT/timeline-$s.json" \
         --vram-budget-mib "${CC_VRAM_BUDGET:-0}" ${CC_ARGS:-} ;;
     shaped-*) p=${s#shaped-}; w=${SYNTH_WORKERS:-0}; case $p in *-w*) w=${p#*-w}; p=${p%-w*} ;; esac
         run "$s" 560 "$BIN" bench-shaped --proof "$p" --jobs ${SHAPED_JOBS:-2} --synthesis-workers "$w" --timeline "$OUT/timeline-$s.json" \
