@@ -186,6 +186,8 @@ typedef struct cuzk_cuda_r1cs cuzk_cuda_r1cs;
  * blst_p1_affine form for n scalars (canonical, 32 little-endian bytes each), from `table`, the
  * 16 × 2^16 blst_p1_affine multiples k·2^(16w)·G1 (entry k = 0 of each window unused). */
 cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out);
+/* The same over G2: `table` and `out` in blst_p2_affine form. */
+cuzk_cuda_status cuzk_cuda_fixed_base_g2(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out);
 #endif
 
 #define CUZK_CUDA_ABI_NSIZES 8

@@ -207,6 +207,17 @@ cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const v
                             static_cast<affine_t*>(out));
     });
 }
+
+cuzk_cuda_status cuzk_cuda_fixed_base_g2(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
+{
+    return guard([&] {
+        if (table == nullptr || (n != 0 && (scalars == nullptr || out == nullptr)))
+            throw invalid("table, scalars or out is NULL");
+        check_device(dev);
+        cuzk::fixed_base_g2(select_gpu(dev), static_cast<const affine2_h*>(table), static_cast<const uint32_t*>(scalars), n,
+                            static_cast<affine2_h*>(out));
+    });
+}
 #endif
 
 cuzk_cuda_status cuzk_cuda_workspace_new(int32_t dev, cuzk_cuda_workspace** out)

@@ -80,7 +80,10 @@ impl Engine {
     #[doc(hidden)]
     pub fn adopt_srs(&self, srs: Arc<Srs>) -> Result<()> {
         self.shared.srs.adopt(srs.clone())?;
-        preload(&self.shared, &srs, None);
+        // With its recorded circuit, as srs_load preloads: without it the device's plan differed
+        // from the proofs' (a 32 GiB WindowPoSt's SRS went up whole, then was evicted and went up
+        // again for the first proof).
+        self.preload(&srs);
         Ok(())
     }
 }

@@ -25,7 +25,7 @@ pub use select::{select_backend, BackendChoice};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, DeviceInfo as CudaDeviceInfo, Started as CudaStarted};
 #[cfg(all(feature = "cuda", feature = "tools"))]
-pub use cuda::{OnesSums as CudaOnesSums, classify_time, device_count as cuda_device_count, fixed_base_g1 as cuda_fixed_base_g1, synthetic as cuda_synthetic, witness_stats};
+pub use cuda::{OnesSums as CudaOnesSums, classify_time, device_count as cuda_device_count, fixed_base_g1 as cuda_fixed_base_g1, fixed_base_g2 as cuda_fixed_base_g2, synthetic as cuda_synthetic, witness_stats};
 #[cfg(feature = "cuda-fault-injection")]
 pub use cuda::{FaultKind, FaultSite};
 

@@ -25,8 +25,10 @@ pub const MIB: u64 = 1 << 20;
 /// twiddle and constant tables, allocator rounding.
 pub const CONTEXT_RESERVE: u64 = GIB;
 
-/// Planning share of significant scalars (neither 0 nor 1) per query: a real 2 KiB witness has
-/// L 1.6 %, A 1.2 %, B 4.6 % (cuda/NOTES.md); 5 % keeps headroom.
+/// Planning share of significant scalars (neither 0 nor 1) per query until a witness of the
+/// circuit was classified (`R1cs::significant_seen`), and the least planned after: a real 2 KiB
+/// PoRep witness has L 1.6 %, A 1.2 %, B 4.6 % (cuda/NOTES.md); 5 % keeps headroom. A PoSt's
+/// has 99 %: planned at 5 %, a 32 GiB WindowPoSt partition ran out of an H100's memory.
 const SIG_SHARE_PERCENT: u64 = 5;
 
 fn share(x: u64, pct: u64) -> u64 {
@@ -106,6 +108,9 @@ pub struct CircuitSizes {
     /// Device bytes of one tile of the recorded circuit's rows when it is streamed from host
     /// memory instead (two are allocated).
     pub r1cs_tile_bytes: u64,
+    /// The most significant scalars of L, A, B a witness of the circuit was seen to hold
+    /// (`R1cs::significant_seen`; zeros before any).
+    pub significant_seen: [u64; 3],
 }
 
 impl CircuitSizes {
@@ -116,7 +121,16 @@ impl CircuitSizes {
             sections: [n(p.vk.ic.len()), n(p.h.len()), n(p.l.len()), n(p.a.len()), n(p.b_g1.len()), n(p.b_g2.len())],
             r1cs_bytes: r1cs.map_or(0, |r| r.stats().bytes as u64),
             r1cs_tile_bytes: r1cs.map_or(0, r1cs_tile_bytes),
+            significant_seen: r1cs.map_or([0; 3], |r| r.significant_seen()),
         }
+    }
+
+    /// Significant scalars planned for in L, A, B: what witnesses were seen to hold, at least
+    /// the planning share (`SIG_SHARE_PERCENT`).
+    pub fn significant(&self) -> [u64; 3] {
+        let [_, _, l, a, b, _] = self.sections;
+        let [sl, sa, sb] = self.significant_seen;
+        [share(l, SIG_SHARE_PERCENT).max(sl), share(a, SIG_SHARE_PERCENT).max(sa), share(b, SIG_SHARE_PERCENT).max(sb)]
     }
 
     /// The NTT domain (h has one point fewer).
@@ -159,11 +173,11 @@ impl Footprint {
         let witness = if c.r1cs_bytes > 0 { (c.sections[0] + l) * FR } else { 0 };
         // ΣH over [h | significant L and B_G1 bases]: a copy of h with the folded bases behind
         // it, re-reserved with a quarter's headroom.
-        let fold = share(l + b, SIG_SHARE_PERCENT);
+        let [sl, sa, sb] = c.significant();
+        let fold = sl + sb;
         let hcat = (h + fold + fold / 4) * G1;
         // Queries: ones bitmaps, significant indices and scalars, gathered bases.
-        let sig = share(l + a + b, SIG_SHARE_PERCENT);
-        let queries = (l + a + b) / 8 + sig * (4 + FR) + share(l.max(a), SIG_SHARE_PERCENT) * G1 + share(b, SIG_SHARE_PERCENT) * G2;
+        let queries = (l + a + b) / 8 + (sl + sa + sb) * (4 + FR) + sl.max(sa) * G1 + sb * G2;
         let workspace = abc + hcat + witness + queries;
         // ΣH: the big-MSM's two sets of sort buffers (24 B per point and bucket tables) and its
         // affine rounds (~100 B per point); sppark's Pippenger below the threshold.
@@ -197,7 +211,7 @@ impl Footprint {
             AbcAt::CircuitTiles => (ic + l) * FR + self.r1cs,
             AbcAt::CircuitOnDevice => (ic + l) * FR,
         };
-        let sig = share(l + a + b, SIG_SHARE_PERCENT);
+        let sig: u64 = self.sizes.significant().iter().sum();
         streamed + stage_h + (l + a + b) / 8 + sig * (4 + FR)
     }
 
@@ -225,6 +239,7 @@ impl Footprint {
     fn streamed_need(&self, resident: u32, abc: AbcAt, beside: bool) -> u64 {
         let c = &self.sizes;
         let [ic, h, l, a, b, b2] = c.sections;
+        let [sl, sa, sb] = c.significant();
         let n = c.domain();
         let counts = [h, l, a, b, b2];
         let abc = abc.effective(self);
@@ -251,8 +266,8 @@ impl Footprint {
             // pass), every G1 query's gathered bases at once (the queries count the largest
             // one's) and B_G2's Pippenger, which runs beside ΣH.
             let tiles = if (1..5).any(streamed) { 2 * self.tile_points() * G2 } else { 0 };
-            let gathered = share(l.min(a) + b, SIG_SHARE_PERCENT) * G1;
-            let sig_g2 = 2 * sppark_msm_bytes(share(b2.min(b), SIG_SHARE_PERCENT));
+            let gathered = (sl.min(sa) + sb) * G1;
+            let sig_g2 = 2 * sppark_msm_bytes(sb.min(b2));
             n * FR + tiles + sum_h + gathered + sig_g2 + STREAM_SLACK
         } else {
             // H's slot, then either two tiles of a streamed section's bases or ΣH's buffers
@@ -260,7 +275,7 @@ impl Footprint {
             let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
             let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
             // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
-            let sig = 2 * sppark_msm_bytes(share(l.max(a).max(b), SIG_SHARE_PERCENT));
+            let sig = 2 * sppark_msm_bytes(sl.max(sa).max(sb));
             n * FR + tiles.max(sum_h) + sig + STREAM_SLACK
         };
         self.kept(resident, abc) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
@@ -490,7 +505,7 @@ mod tests {
 
     /// 32 GiB PoRep's sections (srs::shape) and its recorded circuit (7.38 GB measured).
     fn porep_32g() -> CircuitSizes {
-        CircuitSizes { sections: [328, 134_217_727, 130_169_893, 129_753_620, 33_112_282, 33_112_282], r1cs_bytes: 7_380_000_000, r1cs_tile_bytes: 120_000_000 }
+        CircuitSizes { sections: [328, 134_217_727, 130_169_893, 129_753_620, 33_112_282, 33_112_282], r1cs_bytes: 7_380_000_000, r1cs_tile_bytes: 120_000_000, significant_seen: [0; 3] }
     }
 
     fn gb(x: u64) -> f64 {
@@ -599,12 +614,40 @@ mod tests {
             p => panic!("10 GiB: {p:?}"),
         }
         // A 2 KiB circuit fits any card.
-        let small = CircuitSizes { sections: [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522], r1cs_bytes: 152_000_000, r1cs_tile_bytes: 2_000_000 };
+        let small = CircuitSizes { sections: [40, 4_194_303, 2_685_673, 2_674_948, 685_522, 685_522], r1cs_bytes: 152_000_000, r1cs_tile_bytes: 2_000_000, significant_seen: [0; 3] };
         let f = Footprint::of(&small);
         assert!(matches!(plan(&f, 12 * GIB, 2), Plan::Resident { lanes: 2, .. }), "{:?}", plan(&f, 12 * GIB, 2));
         assert!(gb(f.resident(2)) < 5.0, "{}", gb(f.resident(2)));
         // Its tiles: an eighth of h (2^22 − 1 bases) rounded down to a power of two: 16 tiles.
         assert_eq!(f.tile_points(), 1 << 18);
+    }
+
+    /// A 32 GiB WindowPoSt partition (sections and recorded circuit measured 2026-12-07): planned
+    /// at the 5 % share its streamed plan on an H100's automatic budget kept four sections and
+    /// the circuit, and the proof ran out of device memory; planned with what its witnesses hold
+    /// (99 % significant, Poseidon's field elements) the sparse stage's buffers are counted and
+    /// the plan keeps less. The counts seen never plan below the share (a PoRep witness: 1.6 %).
+    #[test]
+    fn dense_witnesses_are_planned_as_seen() {
+        let sections = [25_840, 134_217_727, 126_902_376, 96_205_645, 91_925_767, 91_925_767];
+        let mut c = CircuitSizes { sections, r1cs_bytes: 10_713_153_204, r1cs_tile_bytes: 350_000_000, significant_seen: [0; 3] };
+        let h100 = 78_939 * MIB;
+        let planned = Footprint::of(&c);
+        c.significant_seen = [125_600_000, 95_200_000, 91_000_000];
+        let seen = Footprint::of(&c);
+        assert!(seen.workspace > planned.workspace + 20 * GIB, "{} vs {}", gb(seen.workspace), gb(planned.workspace));
+        let (a, b) = (plan(&planned, h100, 2), plan(&seen, h100, 2));
+        eprintln!("WindowPoSt 32 GiB on 78,939 MiB: planned at 5 %: {a:?}; as seen: {b:?}");
+        match (a, b) {
+            (Plan::Streamed(a), Plan::Streamed(b)) => {
+                assert!(b.need <= h100);
+                assert!(seen.kept(b.resident, b.abc) < planned.kept(a.resident, a.abc), "kept {} vs {}", sec::names(b.resident), sec::names(a.resident));
+            }
+            p => panic!("{p:?}"),
+        }
+        c.significant_seen = [1_000, 1_000, 1_000];
+        let few = Footprint::of(&c);
+        assert_eq!((few.workspace, few.transient, plan(&few, h100, 2)), (planned.workspace, planned.transient, a), "fewer seen than the share: planned at the share");
     }
 
     /// sppark's msm_t scratch, against its own arithmetic at 2^27: 8 batches of 2^24, 18-bit
@@ -652,7 +695,7 @@ mod tests {
     fn small_circuits_stream_below_their_resident_footprint() {
         for lg in [10u64, 14, 18, 22] {
             let n = 1 << lg;
-            let c = CircuitSizes { sections: [2, n - 1, n - 8, n - 9, n / 4, n / 4], r1cs_bytes: 0, r1cs_tile_bytes: 0 };
+            let c = CircuitSizes { sections: [2, n - 1, n - 8, n - 9, n / 4, n / 4], r1cs_bytes: 0, r1cs_tile_bytes: 0, significant_seen: [0; 3] };
             let f = Footprint::of(&c);
             assert!(f.streamed(sec::ALL, AbcAt::Cpu) < f.resident(1), "2^{lg}: {} vs {}", f.streamed(sec::ALL, AbcAt::Cpu), f.resident(1));
             // (At the smallest sizes a whole section can cost less than its two tiles, so the

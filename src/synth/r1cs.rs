@@ -9,6 +9,7 @@
 //! 1 and −1 are indices 0 and 1 and cost no multiplication) and a variable. Terms with a zero
 //! coefficient are dropped, as bellperson's evaluation skips them.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use blstrs::Scalar;
@@ -55,6 +56,8 @@ pub struct R1cs {
     pub(super) b_aux_density: DensityTracker,
     /// (tile rows, the most terms such a tile holds): `most_terms_per_tile`'s last answer.
     pub(super) tile_terms: OnceLock<(usize, u64)>,
+    /// [`R1cs::significant_seen`].
+    pub(super) significant_seen: [AtomicU64; 3],
 }
 
 /// Counts of a recorded R1CS (for logs and benchmarks).
@@ -147,31 +150,48 @@ impl R1cs {
 
     /// Aᵀ·x, Bᵀ·x, Cᵀ·x for a value x[r] per row (missing rows count as zero): per variable,
     /// inputs first, then aux — the QAP polynomials at τ when x holds the Lagrange basis at τ
-    /// (what a Groth16 SRS is made from). One thread per matrix.
+    /// (what a Groth16 SRS is made from). Each thread owns a range of the variables and reads
+    /// every term, adding those of its range: a 32 GiB WindowPoSt's A has 862 M terms, which one
+    /// thread per matrix took minutes to scatter.
     pub fn transposed_products(&self, x: &[Scalar]) -> [Vec<Scalar>; 3] {
-        let mut out: Vec<Vec<Scalar>> = self
-            .rows
-            .par_iter()
-            .map(|m| {
-                let mut v = vec![Scalar::ZERO; self.inputs + self.aux];
+        let vars = self.inputs + self.aux;
+        let span = vars.div_ceil(rayon::current_num_threads().max(1)).max(1 << 12);
+        self.rows.each_ref().map(|m| {
+            let mut v = vec![Scalar::ZERO; vars];
+            v.par_chunks_mut(span).enumerate().for_each(|(k, part)| {
+                let lo = k * span;
                 for (r, &xr) in x.iter().enumerate().take(m.end.len()) {
                     for &t in &m.terms[m.range(r)] {
                         let var = t as u32;
                         let j = if var & INPUT != 0 { (var & !INPUT) as usize } else { self.inputs + var as usize };
+                        let Some(vj) = j.checked_sub(lo).and_then(|i| part.get_mut(i)) else { continue };
                         match (t >> 32) as u32 {
-                            ONE => v[j] += xr,
-                            MINUS_ONE => v[j] -= xr,
-                            c => v[j] += xr * self.coeffs[c as usize],
+                            ONE => *vj += xr,
+                            MINUS_ONE => *vj -= xr,
+                            c => *vj += xr * self.coeffs[c as usize],
                         }
                     }
                 }
-                v
-            })
-            .collect();
-        let c = out.pop().expect("three matrices");
-        let b = out.pop().expect("three matrices");
-        let a = out.pop().expect("three matrices");
-        [a, b, c]
+            });
+            v
+        })
+    }
+
+    /// The most scalars neither 0 nor 1 that a witness of this circuit was seen to hold in the
+    /// prover's queries L, A and B (0 before any was classified). The GPU's sparse stage holds an
+    /// index, a scalar and a gathered base per significant scalar, so its device memory follows
+    /// these counts, and they differ by kind more than any planning share can cover: a PoRep
+    /// witness is mostly bits (1.6 % of L significant at 2 KiB), a PoSt's, Poseidon's
+    /// field elements, almost none (99 %).
+    pub fn significant_seen(&self) -> [u64; 3] {
+        self.significant_seen.each_ref().map(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// A classified witness's significant scalars per query (see [`R1cs::significant_seen`]).
+    pub fn observe_significant(&self, counts: [u64; 3]) {
+        for (seen, n) in self.significant_seen.iter().zip(counts) {
+            seen.fetch_max(n, Ordering::Relaxed);
+        }
     }
 
     /// Which aux variables occur in A, which inputs and aux in B: the densities the prover's A

@@ -166,6 +166,7 @@ impl<'c> Recorder<'c> {
             b_input_density: self.density.b_input,
             b_aux_density: self.density.b_aux,
             tile_terms: Default::default(),
+            significant_seen: Default::default(),
         })
     }
 

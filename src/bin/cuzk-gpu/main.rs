@@ -40,12 +40,13 @@
 //!                                        at once (throughput: synthesis pool feeding the GPU)
 //!
 //!   cuzk-gpu bench-shaped [--proof P] [--jobs J] [--synthesis-workers W] [--gpu-lanes L,L2...]
-//!                         [--vram-budget-mib B,B2...] [--inputs shaped|cc] [--recorded 0|1] [--timeline FILE]
+//!                         [--vram-budget-mib B,B2...] [--inputs shaped|cc] [--srs random|test] [--recorded 0|1] [--timeline FILE]
 //!                         [--sectors S] [--probe P2 --probes N]
 //!                                        the engine at a real sector shape (default 32 GiB): shaped
 //!                                        C1, random SRS of the exact section sizes, verification off
 //!                                        (--inputs cc: a generated CC sector and a generated TEST SRS,
-//!                                        verification on); one job's latency, then J jobs at once
+//!                                        verification on; with --srs random the random SRS,
+//!                                        verification off); one job's latency, then J jobs at once
 //!                                        (throughput, prover busy), for each VRAM budget and lane count
 //!                                        listed (an engine each, same SRS and circuit); P of any
 //!                                        kind with --inputs cc (S sectors for a PoSt); N jobs of
@@ -168,6 +169,7 @@ static SUBS: &[cli::Sub] = &[
         cli::nums("gpu-lanes", "lane counts, an engine each (default 0 = automatic)"),
         cli::nums("vram-budget-mib", "VRAM budgets, an engine each (0 = automatic)"),
         cli::text("inputs", "shaped | cc (default shaped)"),
+        cli::text("srs", "random | test (default: test for --inputs cc, random for shaped; random turns verification off)"),
         cli::num("recorded", "1: recorded circuit, 0: full synthesis (default 1)"),
         cli::text("timeline", "file for every job's per-partition spans"),
     ]),

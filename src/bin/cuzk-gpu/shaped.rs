@@ -8,7 +8,9 @@
 //!   generated sectors (fixtures::cc_post) — against a generated test SRS for the recorded
 //!   circuit (fixtures::test_srs: genuine, seeded toxic waste — a test SRS, never for
 //!   production), verification on: every proof is checked by the engine against that SRS's
-//!   verifying key, and the verify time is reported.
+//!   verifying key, and the verify time is reported. `--srs random`: the random-point SRS
+//!   instead, verification off — where making the test SRS would take longer than the run (a
+//!   32 GiB WindowPoSt partition: its A has 862 M terms), it times the generated inputs.
 //!
 //! `--probe P --probes N`: while the J jobs run, N jobs of the PoSt proof P (e.g.
 //! `StackedDrgWinning32GiBV1`, generated inputs, its own test SRS), one after the other at
@@ -141,6 +143,16 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             return false;
         }
     };
+    // The random-point SRS (no proof verifies under it), or a test SRS for generated inputs.
+    let random_srs = match args.text("srs") {
+        None => !cc,
+        Some("random") => true,
+        Some("test") if cc => false,
+        Some(other) => {
+            println!("FAIL bench-shaped: --srs {other}: expected random, or test with --inputs cc");
+            return false;
+        }
+    };
     let probe = args.text("probe").map(CircuitId::parse);
     let probes: usize = args.num("probes", 0);
     // Between probes, so that they sample the whole run, not its first seconds.
@@ -158,7 +170,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
     let res = (|| -> cuzk::error::Result<serde_json::Value> {
         let circuit = circuit?;
         let work = Arc::new(Work::make(circuit, cc, sectors)?);
-        let recorded = recorded || cc; // the test SRS is made from the recorded circuit
+        let recorded = recorded || !random_srs; // the test SRS is made from the recorded circuit
         let t = Instant::now();
         // The circuit is recorded while the SRS is made.
         let recording = recorded.then(|| {
@@ -169,7 +181,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
             })
         });
         let mut srs = None;
-        if !cc {
+        if random_srs {
             let s = Srs::from_parameters(circuit, synthetic::random_params_tiled(sections(circuit)?, 5, 1 << 20));
             println!("{}: random SRS ({} MiB resident) in {:.1}s", circuit.name(), s.resident_bytes >> 20, t.elapsed().as_secs_f64());
             srs = Some(Arc::new(s));
@@ -222,7 +234,7 @@ pub(crate) fn bench_shaped(args: &Parsed) -> bool {
                     p => println!("plan: {p:?}"),
                 }
             }
-            let setup = Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc };
+            let setup = Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline: path, cc, verify: cc && !random_srs };
             summaries.push(run_engine(circuit, &work, &srs, r1cs.clone(), probe.as_ref(), setup)?);
         }
         Ok(serde_json::json!({"bench": "shaped-e2e-cuda", "proof": circuit.name(), "runs": summaries}))
@@ -246,8 +258,10 @@ struct Setup {
     lanes: usize,
     vram_budget_mib: u64,
     timeline: Option<String>,
-    /// Satisfiable inputs: submitted as a node submits them, verified.
+    /// Generated satisfiable inputs, submitted as a node submits them.
     cc: bool,
+    /// Every proof verified (generated inputs under their test SRS).
+    verify: bool,
 }
 
 /// One engine (its own CUDA backend: the SRS and circuit go to VRAM again) with `lanes` GPU
@@ -260,13 +274,13 @@ fn run_engine(
     probe: Option<&Probe>,
     setup: Setup,
 ) -> cuzk::error::Result<serde_json::Value> {
-    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc } = setup;
+    let Setup { jobs, workers, recorded, lanes, vram_budget_mib, timeline, cc, verify } = setup;
     let proof = circuit.name();
     {
         // Started after the SRS exists, so the automatic memory budget leaves room for it.
         let engine = Engine::new(EngineConfig {
             backend: "cuda".into(),
-            verify: cc,
+            verify,
             synthesis_workers: workers,
             prove_queue_depth: 2,
             record_circuits: recorded,
@@ -315,7 +329,7 @@ fn run_engine(
         let one = finish(id)?;
         let latency = t.elapsed().as_secs_f64();
         println!("one job: {latency:.2}s {}", cuzk::engine::result_json(&one));
-        if cc && !one.verified {
+        if verify && !one.verified {
             return Err(cuzk::err!(Verification, "the engine did not verify the proof of the generated sector"));
         }
         if let Some(p) = probe {
@@ -346,7 +360,7 @@ fn run_engine(
             let worst = probed.iter().copied().fold(0.0, f64::max);
             println!("probes while {jobs} {proof} jobs ran: median {:.3}s, worst {worst:.3}s of {}", median(&probed), probed.len());
         }
-        if cc {
+        if verify {
             let verified = results.iter().filter(|r| r.verified).count();
             let verify: Vec<String> = results.iter().map(|r| format!("{:.2}", r.timings.verify.as_secs_f64())).collect();
             println!("verified {verified} of {jobs} proofs of the generated sector against the test SRS's vk (verify s: {}; one job {:.2})", verify.join(" "), one.timings.verify.as_secs_f64());
@@ -389,7 +403,7 @@ fn run_engine(
             synth / partitions as f64
         );
         Ok(serde_json::json!({
-            "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "inputs": if cc { "cc (verified)" } else { "shaped" }, "recorded": recorded, "latency_s": latency,
+            "gpu_lanes": lanes, "vram_budget_mib": vram_budget_mib, "inputs": match (cc, verify) { (true, true) => "cc (verified)", (true, false) => "cc, random SRS", _ => "shaped" }, "recorded": recorded, "latency_s": latency,
             "one_job": cuzk::engine::result_json(&one), "stream_jobs": jobs, "stream_s": stream,
             "stream_per_proof_s": stream / jobs as f64, "prover_busy": busy / stream, "prove_sum_s": prove,
             "synthesis_per_partition_s": synth / partitions as f64, "prove_per_partition_s": prove / partitions as f64, "probes_s": probed,

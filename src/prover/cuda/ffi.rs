@@ -486,6 +486,7 @@ pub fn device_memory(dev: i32) -> std::result::Result<[u64; 4], CudaError> {
 #[cfg(feature = "tools")]
 extern "C" {
     fn cuzk_cuda_fixed_base_g1(dev: i32, table: *const c_void, scalars: *const c_void, n: u64, out: *mut c_void) -> Status;
+    fn cuzk_cuda_fixed_base_g2(dev: i32, table: *const c_void, scalars: *const c_void, n: u64, out: *mut c_void) -> Status;
 }
 
 /// Tools only (test SRS generation): `out[i] = scalars[i]·G1` on device `dev`, from `table`
@@ -499,6 +500,17 @@ pub fn fixed_base_g1(dev: i32, table: &[blstrs::G1Affine], scalars: &[[u8; 32]],
     // G1Affine is blst_p1_affine.
     check(unsafe { cuzk_cuda_fixed_base_g1(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) })
         .map_err(to_err("fixed-base multiples on the GPU"))
+}
+
+/// Tools only: [`fixed_base_g1`] over G2 (`table`: 16 windows × 2^16 multiples k·2^(16w)·G2).
+#[cfg(feature = "tools")]
+pub fn fixed_base_g2(dev: i32, table: &[blstrs::G2Affine], scalars: &[[u8; 32]], out: &mut [blstrs::G2Affine]) -> Result<()> {
+    if table.len() != 16 << 16 || scalars.len() != out.len() {
+        return Err(err!(Internal, "fixed-base table of {} points, {} scalars for {} points", table.len(), scalars.len(), out.len()));
+    }
+    // SAFETY: as fixed_base_g1's; G2Affine is blst_p2_affine.
+    check(unsafe { cuzk_cuda_fixed_base_g2(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) })
+        .map_err(to_err("fixed-base multiples of G2 on the GPU"))
 }
 
 /// Host bytes page-locked for the GPUs to stream from (SRS sections, recorded circuits), over

@@ -197,6 +197,10 @@ impl CudaBackend {
         if !asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
             let classes =
                 classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+            // Before the proof plans its device memory (`vram`), which follows these counts.
+            if let Some(r) = &asg.deferred {
+                r.observe_significant(classes.each_ref().map(|q| q.sig.len() as u64));
+            }
             asg.prepared = Some(Box::new(Prepared(classes)));
         }
         Ok(t.elapsed())
@@ -493,6 +497,17 @@ pub fn device_count() -> usize {
 /// (src/fixtures/test_srs.rs). Err where there is no usable device.
 #[cfg(feature = "tools")]
 pub fn fixed_base_g1(table: &[blstrs::G1Affine], scalars: &[Scalar], out: &mut [blstrs::G1Affine]) -> Result<()> {
+    fixed_base(table, scalars, out, ffi::fixed_base_g1)
+}
+
+/// Tools only: [`fixed_base_g1`] over G2.
+#[cfg(feature = "tools")]
+pub fn fixed_base_g2(table: &[blstrs::G2Affine], scalars: &[Scalar], out: &mut [blstrs::G2Affine]) -> Result<()> {
+    fixed_base(table, scalars, out, ffi::fixed_base_g2)
+}
+
+#[cfg(feature = "tools")]
+fn fixed_base<A>(table: &[A], scalars: &[Scalar], out: &mut [A], on_device: fn(i32, &[A], &[[u8; 32]], &mut [A]) -> Result<()>) -> Result<()> {
     use rayon::prelude::*;
     if device_count() == 0 {
         return Err(err!(Unsupported, "no CUDA device"));
@@ -501,7 +516,7 @@ pub fn fixed_base_g1(table: &[blstrs::G1Affine], scalars: &[Scalar], out: &mut [
     const PIECE: usize = 1 << 25;
     for (src, dst) in scalars.chunks(PIECE).zip(out.chunks_mut(PIECE)) {
         let bytes: Vec<[u8; 32]> = src.par_iter().map(|s| s.to_bytes_le()).collect();
-        ffi::fixed_base_g1(0, table, &bytes, dst)?;
+        on_device(0, table, &bytes, dst)?;
     }
     Ok(())
 }

@@ -399,6 +399,9 @@ impl CudaBackend {
             held.record(&res);
             break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
         };
+        if let Some((r, ..)) = recorded {
+            r.observe_significant(q.each_ref().map(|q| q.sig.len() as u64)); // (unprepared: the next plan's)
+        }
         let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
 
         for (name, k) in GPU_PHASES {
