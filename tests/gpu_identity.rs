@@ -451,7 +451,7 @@ fn recorded_circuit_resident_kept_tiled_or_parked_byte_identical() {
     assert!(orders.contains(&true) && orders.contains(&false), "ΣH beside the tiles in the streamed plans: {orders:?}");
 }
 
-/// The test SRS's G1 multiples on the GPU (what makes a 32 GiB test SRS take seconds, not
+/// The test SRS's G1 and G2 multiples on the GPU (what makes a 32 GiB test SRS take seconds, not
 /// minutes) equal the CPU threads' point for point, over the real 2 KiB circuit: every section
 /// and the verifying key.
 #[test]
@@ -473,7 +473,7 @@ fn test_srs_on_the_gpu_equals_the_cpu() {
     gpu.write(&mut b).unwrap();
     assert_eq!(cpu.h.len(), r1cs.constraints().next_power_of_two() - 1);
     assert!(a == b, "the GPU's test SRS differs from the CPU's");
-    eprintln!("2 KiB test SRS ({} MB): CPU {cpu_s:.2} s, GPU (G1) {gpu_s:.2} s, byte-identical", a.len() / 1_000_000);
+    eprintln!("2 KiB test SRS ({} MB): CPU {cpu_s:.2} s, GPU (G1, G2) {gpu_s:.2} s, byte-identical", a.len() / 1_000_000);
 }
 
 /// WinningPoSt, WindowPoSt and SnapDeals in the streamed mode (nothing of their SRS on the
