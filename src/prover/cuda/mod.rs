@@ -63,7 +63,7 @@ use blstrs::Scalar;
 use ff::PrimeField;
 
 use super::assemble::check_shape;
-use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings, ProofTail};
+use super::{Backend, Begun, CpuBackend, DeviceStatus, Garbage, PartitionProof, PhaseTimings};
 use crate::error::Result;
 use crate::srs::Srs;
 use crate::synth::{Assignment, R1cs};
@@ -74,7 +74,7 @@ pub use ffi::Ceiling;
 pub use ffi::DeviceInfo;
 use super::vram::Footprint;
 use pool::Pool;
-use stages::{Abc, GpuJob};
+use stages::{Abc, GpuJob, StageError};
 pub use tail::Started;
 #[cfg(test)]
 use witness::b_g2_sum;
@@ -385,9 +385,13 @@ impl CudaBackend {
         false
     }
 
-    /// GPU work of one proof with blinding factors `r`, `s`. r is needed here: the significant
-    /// B_G1 terms enter the H MSM as r·b.
-    pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Started> {
+    /// GPU work of one proof with blinding factors `r`, `s` (its tail: the finisher's). r is
+    /// needed here: the significant B_G1 terms enter the H MSM as r·b. A proof that runs out of
+    /// device memory on every try (fewer lanes, no riders) is made on the CPU instead (`Done`):
+    /// the plan counted what the circuit's witnesses were seen to need (`vram`), so a witness
+    /// unlike them, or the device's memory taken by another process, costs a slower proof, not
+    /// a failed job — a WindowPoSt that fails costs its sectors' power.
+    pub fn prove_start(&self, srs: &Srs, asg: Assignment, r: Scalar, s: Scalar) -> Result<Begun> {
         let started = Instant::now();
         let mut t = PhaseTimings::default();
         let Assignment { prepared, deferred, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density } = asg;
@@ -400,19 +404,26 @@ impl CudaBackend {
             None => Abc::Values(&a, &b, &c),
         };
         let job = GpuJob { abc, witness: &witness, ready: classes, download_h: false, fold_r: Some(r) };
-        let (parts, q) = self.run_gpu(srs, job, &mut t)?;
+        let (parts, q) = match self.run_gpu(srs, job, &mut t) {
+            Ok(done) => done,
+            Err(StageError { oom: true, error }) => {
+                log::warn!("{}: {error}; proving this partition on the CPU", srs.circuit.name());
+                let Witness { input, aux, a_aux_density, b_input_density, b_aux_density } = witness;
+                let asg = Assignment { prepared: None, deferred, a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density };
+                let t_cpu = Instant::now();
+                let mut p = Self::on_cpu(srs, asg, r, s)?;
+                p.phases.push("gpu_out_of_memory_on_cpu", t_cpu.elapsed());
+                return Ok(Begun::Done(p));
+            }
+            Err(e) => return Err(e.error),
+        };
         let sums = [parts.h, parts.ones[0] + parts.sig[0], parts.ones[1] + parts.sig[1], parts.ones[2] + parts.sig[2]];
         let b_g2 = parts.b2.0 + parts.b2.1;
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
         let qbytes =
             q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
         let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
-        Ok(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })
-    }
-
-    /// Blind and assemble.
-    pub fn prove_finish(&self, srs: &Srs, s0: Started) -> Result<PartitionProof> {
-        Box::new(s0).finish(srs)
+        Ok(Begun::Tail(Box::new(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })))
     }
 }
 
@@ -428,8 +439,10 @@ impl Backend for CudaBackend {
         if !self.fits(srs, &assignment) {
             return Self::on_cpu(srs, assignment, r, s);
         }
-        let started = self.prove_start(srs, assignment, r, s)?;
-        self.prove_finish(srs, started)
+        match self.prove_start(srs, assignment, r, s)? {
+            Begun::Done(p) => Ok(p),
+            Begun::Tail(tail) => tail.finish(srs),
+        }
     }
 
     fn held_host_bytes(&self) -> u64 {
@@ -483,7 +496,7 @@ impl Backend for CudaBackend {
         if !self.fits(srs, &assignment) {
             return Self::on_cpu(srs, assignment, r, s).map(Begun::Done);
         }
-        Ok(Begun::Tail(Box::new(self.prove_start(srs, assignment, r, s)?)))
+        self.prove_start(srs, assignment, r, s)
     }
 }
 

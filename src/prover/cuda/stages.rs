@@ -39,6 +39,12 @@ impl From<crate::error::Error> for StageError {
     }
 }
 
+impl From<StageError> for crate::error::Error {
+    fn from(e: StageError) -> crate::error::Error {
+        e.error
+    }
+}
+
 /// Where a proof's a, b, c come from.
 #[derive(Clone, Copy)]
 pub(super) enum Abc<'a> {
@@ -237,21 +243,22 @@ impl CudaBackend {
     }
 
     /// Both GPU stages of one proof; the witness is classified on CPU threads while stage H
-    /// runs (unless `job.ready` gives the classification). Small pieces go to the CPU.
-    pub(super) fn run_gpu(&self, srs: &Srs, job: GpuJob<'_>, t: &mut PhaseTimings) -> Result<(GpuParts, [SparseScalars; 3])> {
+    /// runs (unless `job.ready` gives the classification). Small pieces go to the CPU. An error
+    /// says whether the device ran out of memory on every try (`oom`).
+    pub(super) fn run_gpu(&self, srs: &Srs, job: GpuJob<'_>, t: &mut PhaseTimings) -> std::result::Result<(GpuParts, [SparseScalars; 3]), StageError> {
         let GpuJob { abc, witness, ready, download_h, fold_r } = job;
         let p = &srs.params;
         let (m, values, recorded) = match abc {
             Abc::Values(a, b, c) => {
                 if b.len() != a.len() || c.len() != a.len() {
-                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()));
+                    return Err(err!(Prover, "a, b, c have {}, {}, {} entries", a.len(), b.len(), c.len()).into());
                 }
                 (a.len(), Some((a, b, c)), None)
             }
             Abc::Recorded(r, input, aux) => (r.constraints(), None, Some((r, input, aux))),
         };
         if m == 0 {
-            return Err(err!(Prover, "no constraints"));
+            return Err(err!(Prover, "no constraints").into());
         }
         let ptr = |v: Option<&[Scalar]>| v.map_or(std::ptr::null(), |v| v.as_ptr().cast());
         let n = m.next_power_of_two();
@@ -382,6 +389,7 @@ impl CudaBackend {
                     continue;
                 }
             }
+            let oom = matches!(&res, Err(StageError { oom: true, .. }));
             let res = res.map_err(|e| e.error);
             if res.is_ok() && (inp.flags & ffi::STREAMED) != 0 && log::log_enabled!(log::Level::Debug) {
                 // The pool's high-water marks beside the plan: what the budget had to hold, measured.
@@ -397,7 +405,7 @@ impl CudaBackend {
                 }
             }
             held.record(&res);
-            break res.map_err(|e| e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)))?;
+            break res.map_err(|e| StageError { oom, error: e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)) })?;
         };
         if let Some((r, ..)) = recorded {
             r.observe_significant(q.each_ref().map(|q| q.sig.len() as u64)); // (unprepared: the next plan's)
