@@ -197,26 +197,30 @@ cuzk_cuda_status cuzk_cuda_inject_fault(int32_t kind, int32_t site)
 #endif
 
 #ifdef CUZK_CUDA_TOOLS
-cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
+// A fixed-base call over the points `affine` (G1's or G2's), its arguments checked.
+extern "C++" {
+template<class affine>
+static cuzk_cuda_status fixed_base_call(void (*multiples)(const gpu_t&, const affine*, const uint32_t*, size_t, affine*),
+                                        int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
 {
     return guard([&] {
         if (table == nullptr || (n != 0 && (scalars == nullptr || out == nullptr)))
             throw invalid("table, scalars or out is NULL");
         check_device(dev);
-        cuzk::fixed_base_g1(select_gpu(dev), static_cast<const affine_t*>(table), static_cast<const uint32_t*>(scalars), n,
-                            static_cast<affine_t*>(out));
+        multiples(select_gpu(dev), static_cast<const affine*>(table), static_cast<const uint32_t*>(scalars), n,
+                  static_cast<affine*>(out));
     });
+}
+} // extern "C++"
+
+cuzk_cuda_status cuzk_cuda_fixed_base_g1(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
+{
+    return fixed_base_call<affine_t>(cuzk::fixed_base_g1, dev, table, scalars, n, out);
 }
 
 cuzk_cuda_status cuzk_cuda_fixed_base_g2(int32_t dev, const void* table, const void* scalars, uint64_t n, void* out)
 {
-    return guard([&] {
-        if (table == nullptr || (n != 0 && (scalars == nullptr || out == nullptr)))
-            throw invalid("table, scalars or out is NULL");
-        check_device(dev);
-        cuzk::fixed_base_g2(select_gpu(dev), static_cast<const affine2_h*>(table), static_cast<const uint32_t*>(scalars), n,
-                            static_cast<affine2_h*>(out));
-    });
+    return fixed_base_call<affine2_h>(cuzk::fixed_base_g2, dev, table, scalars, n, out);
 }
 #endif
 

@@ -493,24 +493,32 @@ extern "C" {
 /// (16 windows × 2^16 multiples k·2^(16w)·G1) and the scalars in canonical little-endian bytes.
 #[cfg(feature = "tools")]
 pub fn fixed_base_g1(dev: i32, table: &[blstrs::G1Affine], scalars: &[[u8; 32]], out: &mut [blstrs::G1Affine]) -> Result<()> {
-    if table.len() != 16 << 16 || scalars.len() != out.len() {
-        return Err(err!(Internal, "fixed-base table of {} points, {} scalars for {} points", table.len(), scalars.len(), out.len()));
-    }
-    // SAFETY: the slices live through the synchronous call, with the lengths checked above;
     // G1Affine is blst_p1_affine.
-    check(unsafe { cuzk_cuda_fixed_base_g1(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) })
-        .map_err(to_err("fixed-base multiples on the GPU"))
+    fixed_base(cuzk_cuda_fixed_base_g1, dev, table, scalars, out, "fixed-base multiples on the GPU")
 }
 
 /// Tools only: [`fixed_base_g1`] over G2 (`table`: 16 windows × 2^16 multiples k·2^(16w)·G2).
 #[cfg(feature = "tools")]
 pub fn fixed_base_g2(dev: i32, table: &[blstrs::G2Affine], scalars: &[[u8; 32]], out: &mut [blstrs::G2Affine]) -> Result<()> {
+    // G2Affine is blst_p2_affine.
+    fixed_base(cuzk_cuda_fixed_base_g2, dev, table, scalars, out, "fixed-base multiples of G2 on the GPU")
+}
+
+/// One of the fixed-base calls over `table`'s point type `A` (blst's affine layout of its group).
+#[cfg(feature = "tools")]
+fn fixed_base<A>(
+    call: unsafe extern "C" fn(i32, *const c_void, *const c_void, u64, *mut c_void) -> Status,
+    dev: i32,
+    table: &[A],
+    scalars: &[[u8; 32]],
+    out: &mut [A],
+    what: &str,
+) -> Result<()> {
     if table.len() != 16 << 16 || scalars.len() != out.len() {
         return Err(err!(Internal, "fixed-base table of {} points, {} scalars for {} points", table.len(), scalars.len(), out.len()));
     }
-    // SAFETY: as fixed_base_g1's; G2Affine is blst_p2_affine.
-    check(unsafe { cuzk_cuda_fixed_base_g2(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) })
-        .map_err(to_err("fixed-base multiples of G2 on the GPU"))
+    // SAFETY: the slices live through the synchronous call, with the lengths checked above.
+    check(unsafe { call(dev, table.as_ptr().cast(), scalars.as_ptr().cast(), out.len() as u64, out.as_mut_ptr().cast()) }).map_err(to_err(what))
 }
 
 /// Host bytes page-locked for the GPUs to stream from (SRS sections, recorded circuits), over
