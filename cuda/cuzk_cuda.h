@@ -40,7 +40,10 @@ typedef struct {
 
 /* One sparse MSM over bases[0..npoints): the bases whose scalar is 1 (bitmap `ones`, bit i of
  * word i/32, ones_words a multiple of 32) are summed with plain additions; the `nsig` others
- * (sig_idx[k] → scalar sig_scalars[k]) go through Pippenger. */
+ * (sig_idx[k] → scalar sig_scalars[k]) go through Pippenger. A dense query (`dense` not NULL:
+ * all npoints scalars, Montgomery form; a PoSt witness is ~99 % field elements) is one Pippenger
+ * over its bases instead, no bases gathered: it has no bitmap and no list (ones_words and nsig
+ * 0), its sum of ones is infinity and its significant part the whole sum. Not in a rider. */
 typedef struct {
     const uint32_t* ones;
     uint64_t ones_words;
@@ -48,6 +51,7 @@ typedef struct {
     const uint32_t* sig_idx;
     const void* sig_scalars;
     uint64_t nsig;
+    const void* dense;
 } cuzk_cuda_sparse;
 
 /* One matrix of a recorded circuit (src/synth/r1cs.rs): row r's terms are
@@ -309,9 +313,9 @@ cuzk_cuda_status cuzk_cuda_inject_fault(int32_t kind, int32_t site);
 static_assert(sizeof(cuzk_cuda_status) == 16, "cuzk_cuda_status size");
 static_assert(sizeof(cuzk_cuda_g1) == 144, "cuzk_cuda_g1 size");
 static_assert(sizeof(cuzk_cuda_g2) == 288, "cuzk_cuda_g2 size");
-static_assert(sizeof(cuzk_cuda_sparse) == 48, "cuzk_cuda_sparse size");
-static_assert(sizeof(cuzk_cuda_prove_in) == 312, "cuzk_cuda_prove_in size");
-static_assert(sizeof(cuzk_cuda_rider) == 152, "cuzk_cuda_rider size");
+static_assert(sizeof(cuzk_cuda_sparse) == 56, "cuzk_cuda_sparse size");
+static_assert(sizeof(cuzk_cuda_prove_in) == 336, "cuzk_cuda_prove_in size");
+static_assert(sizeof(cuzk_cuda_rider) == 176, "cuzk_cuda_rider size");
 static_assert(sizeof(cuzk_cuda_matrix) == 24, "cuzk_cuda_matrix size");
 static_assert(sizeof(cuzk_cuda_prove_out) == 1672, "cuzk_cuda_prove_out size");
 #endif

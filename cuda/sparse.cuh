@@ -31,6 +31,11 @@ inline void check_sparse(const char* what, const cuzk_cuda_sparse& q, size_t nba
         throw invalid(w + ": " + std::to_string(q.npoints) + " points but the SRS has " + std::to_string(nbases));
     if (q.npoints >= (1ull << 31))
         throw invalid(w + ": too many points");
+    if (q.dense != nullptr) {
+        if (q.ones_words != 0 || q.nsig != 0)
+            throw invalid(w + ": a dense query carries no ones bitmap and no significant list");
+        return;
+    }
     if (q.ones_words % 32 != 0 || q.ones_words * 32 < q.npoints)
         throw invalid(w + ": ones bitmap of " + std::to_string(q.ones_words) + " words does not cover " +
                       std::to_string(q.npoints) + " points in whole 1024-bit chunks");
@@ -65,17 +70,24 @@ enum : int { START = 0, UPLOADED = 1, BATCH_G1 = 2, BATCH_G2 = 3, SIG = 4, H_STA
 }
 
 // The three queries of one sparse stage (L, A, B_G1; B reused for B_G2), where each query's
-// bitmap words and significant scalars start in the workspace's device buffers.
+// bitmap words and significant scalars start in the workspace's device buffers, and a dense
+// query's scalars (else NULL; also in the streamed mode, which uploads them one at a time).
 struct sparse_queries {
     const cuzk_cuda_sparse* q[3];
     const affine_t* bases[3];
     size_t woff[3], soff[3];
+    const fr_t* dense[3];
 };
+
+inline bool is_dense(const cuzk_cuda_sparse& q)
+{
+    return q.dense != nullptr;
+}
 
 inline bool same_arrays(const cuzk_cuda_sparse& x, const cuzk_cuda_sparse& y)
 {
     return x.ones == y.ones && x.ones_words == y.ones_words && x.npoints == y.npoints && x.sig_idx == y.sig_idx &&
-           x.sig_scalars == y.sig_scalars && x.nsig == y.nsig;
+           x.sig_scalars == y.sig_scalars && x.nsig == y.nsig && x.dense == y.dense;
 }
 
 // A partition's L, A, B queries against the SRS (B serves B_G1 and B_G2); `who` prefixes the
@@ -119,15 +131,20 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     uploaded_queries& up = ws.queries;
     up.ready = false;
     ws.early.ready = false;  // its significant scalars are overwritten
-    size_t words = 0, nsig = 0, max_sig = 0;
+    // A streamed proof uploads each dense query's scalars just before its Pippenger instead
+    // (stream.cuh: one query's at a time).
+    const bool dense_now = (in.flags & CUZK_CUDA_STREAMED) == 0;
+    size_t words = 0, nsig = 0, max_sig = 0, ndense = 0;
     for (auto* x : q) {
         words += x->ones_words;
         nsig += x->nsig;
         max_sig = std::max<size_t>(max_sig, x->nsig);
+        ndense += is_dense(*x) && dense_now ? x->npoints : 0;
     }
     ws.bitmaps.reserve(words);
     ws.sig_idx.reserve(nsig);
     ws.sig_scalars.reserve(nsig);
+    ws.dense.reserve(ndense);
     ws.gathered.reserve(max_sig);
     ws.ret.reserve(3 * ws.nret());
     ws.gathered2.reserve(in.b_q.nsig);
@@ -137,6 +154,13 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
     for (int f = 0; f < 3; f++)
         up.q[f] = *q[f];
     upload_query_lists(ws, q, ws.bitmaps.get(), ws.sig_idx.get(), ws.sig_scalars.get(), up.woff, up.soff);
+    for (size_t f = 0, d = 0; f < 3; f++) {
+        up.doff[f] = d;
+        if (is_dense(*q[f]) && dense_now) {
+            upload_staged(ws, ws.dense.get() + d, q[f]->dense, q[f]->npoints * sizeof(fr_t));
+            d += q[f]->npoints;
+        }
+    }
     ev[sparse_ev::UPLOADED].record(ws.copy);
     up.flags = in.flags;
     up.ready = true;
@@ -148,13 +172,15 @@ inline bool same_queries(const uploaded_queries& up, const cuzk_cuda_prove_in& i
     return same_arrays(up.q[0], in.l) && same_arrays(up.q[1], in.a_q) && same_arrays(up.q[2], in.b_q);
 }
 
-// `in`'s queries where `up` placed them in the workspace's buffers.
-inline sparse_queries view_of(const uploaded_queries& up, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
+// `in`'s queries where `up` placed them in ws's buffers.
+inline sparse_queries view_of(const cuzk_cuda_workspace& ws, const uploaded_queries& up, const cuzk_cuda_srs& srs,
+                              const cuzk_cuda_prove_in& in)
 {
-    sparse_queries qs{{&in.l, &in.a_q, &in.b_q}, {srs.l.get(), srs.a.get(), srs.b_g1.get()}, {}, {}};
+    sparse_queries qs{{&in.l, &in.a_q, &in.b_q}, {srs.l.get(), srs.a.get(), srs.b_g1.get()}, {}, {}, {}};
     for (int f = 0; f < 3; f++) {
         qs.woff[f] = up.woff[f];
         qs.soff[f] = up.soff[f];
+        qs.dense[f] = is_dense(*qs.q[f]) && (up.flags & CUZK_CUDA_STREAMED) == 0 ? ws.dense.get() + up.doff[f] : nullptr;
     }
     return qs;
 }
@@ -164,32 +190,40 @@ inline sparse_queries view_of(const uploaded_queries& up, const cuzk_cuda_srs& s
 inline sparse_queries take_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
 {
     const uploaded_queries& up = ws.queries;
-    if (!(up.ready && same_queries(up, in)))
+    // (A dense query's scalars go up with the others only when not streamed.)
+    if (!(up.ready && same_queries(up, in) && ((up.flags ^ in.flags) & CUZK_CUDA_STREAMED) == 0))
         upload_queries(ws, srs, in);
     ws.queries.ready = false;  // one sparse stage per upload
-    return view_of(up, srs, in);
+    return view_of(ws, up, srs, in);
 }
 
 // B_G2's significant scalars on the side stream, from a second host thread (so the host-side
 // halves of the G1 and G2 Pippengers overlap; distinct kernel instantiations, so their device
-// work counters differ). Starts once the uploads are done; the caller joins `side`.
+// work counters differ): their bases gathered, or with `dense` B's scalars over all npoints
+// bases. Starts once the uploads are done; the caller joins `side`.
 inline void start_b_g2_sig(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const sparse_queries& qs, size_t nsig_b2,
-                           point2_t& b2_sig, std::exception_ptr& side_error, joined_thread& side)
+                           const fr_t* dense, size_t npoints, point2_t& b2_sig, std::exception_ptr& side_error,
+                           joined_thread& side)
 {
     const uint32_t* idx = ws.sig_idx.get() + qs.soff[2];
     const fr_t* sc = ws.sig_scalars.get() + qs.soff[2];
     timing_event* ev = ws.ev + 8;
-    side.t = std::thread([&ws, &srs, &b2_sig, &side_error, idx, sc, nsig_b2, ev] {
+    side.t = std::thread([&ws, &srs, &b2_sig, &side_error, idx, sc, nsig_b2, dense, npoints, ev] {
         try {
             ws.gpu.select();
             CUDA_OK(cudaStreamWaitEvent(ws.side, ev[sparse_ev::UPLOADED]));
             ev[sparse_ev::B2_START].record(ws.side);
-            cuzk_gather<12><<<grid_for(ws.gpu.sm_count(), nsig_b2), 256, 0, ws.side>>>(
-                reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
-                (uint32_t)nsig_b2);
-            CUDA_OK(cudaGetLastError());
-            ws.side.sync();
-            b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), sc, nsig_b2);
+            if (dense != nullptr) {
+                ws.side.sync();
+                b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, srs.b_g2.get(), dense, npoints);
+            } else {
+                cuzk_gather<12><<<grid_for(ws.gpu.sm_count(), nsig_b2), 256, 0, ws.side>>>(
+                    reinterpret_cast<uint4*>(ws.gathered2.get()), reinterpret_cast<const uint4*>(srs.b_g2.get()), idx,
+                    (uint32_t)nsig_b2);
+                CUDA_OK(cudaGetLastError());
+                ws.side.sync();
+                b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, ws.gathered2.get(), sc, nsig_b2);
+            }
             ev[sparse_ev::B2_END].record(ws.side);
         } catch (...) {
             side_error = std::current_exception();
@@ -262,12 +296,21 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
     return msm_dense_h(gpu, ws.hcat.get(), ws.abc.get(), nh + nfold);
 }
 
-// Pippenger over query f's gathered significant bases, gathered on `s` (events SIG + 4f ..).
+// Pippenger over query f's gathered significant bases, gathered on `s` (events SIG + 4f ..); a
+// dense query's over all its bases.
 inline point_t msm_significant(cuzk_cuda_workspace& ws, stream_t& s, const sparse_queries& qs, int f, size_t nsig)
 {
     const gpu_t& gpu = ws.gpu;
     timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
     e[0].record(s);
+    if (qs.dense[f] != nullptr) {
+        e[1].record(s);
+        s.sync();
+        e[2].record(s);
+        point_t r = pippenger<bucket_t, point_t, affine_t>(gpu, qs.bases[f], qs.dense[f], qs.q[f]->npoints);
+        e[3].record(s);
+        return r;
+    }
     if (nsig != 0) {
         cuzk_gather<6><<<grid_for(gpu.sm_count(), nsig), 256, 0, s>>>(
             reinterpret_cast<uint4*>(ws.gathered.get()), reinterpret_cast<const uint4*>(qs.bases[f]),
@@ -300,7 +343,8 @@ inline sparse_plan plan_sparse(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_i
     p.nh = want_h ? n - 1 : 0;
     // Folding needs room for the extra scalars behind the H coefficients (the b and c
     // evaluations are spent by then: 3n slots in all).
-    p.fold = want_h && (in.flags & CUZK_CUDA_FOLD) != 0 && (in.flags & CUZK_CUDA_STREAMED) == 0 && p.nh + in.l.nsig + in.b_q.nsig <= 3 * n;
+    p.fold = want_h && (in.flags & CUZK_CUDA_FOLD) != 0 && (in.flags & CUZK_CUDA_STREAMED) == 0 && !is_dense(in.l) &&
+             !is_dense(in.b_q) && p.nh + in.l.nsig + in.b_q.nsig <= 3 * n;
     return p;
 }
 
@@ -319,14 +363,14 @@ struct sparse_rest {
     sparse_rest& operator=(const sparse_rest&) = delete;
 };
 
-// B_G2's significant scalars by Pippenger on the side thread.
+// B_G2's significant scalars (a dense B's all) by Pippenger on the side thread.
 inline void start_b_g2(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in,
                        const sparse_queries& qs, sparse_rest& rest)
 {
     const size_t nsig_b2 = in.b_q.nsig;
-    rest.b2_on_side = nsig_b2 != 0;
-    if (nsig_b2 != 0)
-        start_b_g2_sig(ws, srs, qs, nsig_b2, rest.b2_sig, rest.side_error, rest.side);
+    rest.b2_on_side = nsig_b2 != 0 || (qs.dense[2] != nullptr && in.b_q.npoints != 0);
+    if (rest.b2_on_side)
+        start_b_g2_sig(ws, srs, qs, nsig_b2, qs.dense[2], in.b_q.npoints, rest.b2_sig, rest.side_error, rest.side);
 }
 
 // From how many bases of its largest query the sums of ones run by affine rounds: on the H200 they
@@ -344,7 +388,7 @@ inline bool sum_ones_by_rounds(cuzk_cuda_workspace& ws, stream_t& s, const spars
     for (int f = 0; f < 3; f++) {
         bits[f] = ws.bitmaps.get() + qs.woff[f];
         words[f] = qs.q[f]->ones_words;
-        npoints[f] = qs.q[f]->npoints;
+        npoints[f] = is_dense(*qs.q[f]) ? 0 : qs.q[f]->npoints;  // no bitmap: its ones are in its Pippenger
     }
     try {
         ones::lists_t lists(ws.gpu, s, bits, words, npoints);
@@ -367,14 +411,18 @@ inline bool sum_ones_by_rounds(cuzk_cuda_workspace& ws, stream_t& s, const spars
 // the rounds' memory is not there: slower, never a failed proof) by sppark's batch addition.
 inline void sum_ones_g1(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_cuda_prove_in& in, const sparse_queries& qs)
 {
-    const size_t largest = std::max({qs.q[0]->npoints, qs.q[1]->npoints, qs.q[2]->npoints});
+    size_t largest = 0;
+    for (int f = 0; f < 3; f++)
+        largest = std::max<size_t>(largest, is_dense(*qs.q[f]) ? 0 : qs.q[f]->npoints);
     const bool rounds = (in.flags & CUZK_CUDA_ONES_ROUNDS) != 0 ||
                         ((in.flags & CUZK_CUDA_ONES_SPPARK) == 0 && largest >= ONES_ROUNDS_MIN_POINTS);
+    if (largest == 0)  // every query dense (or empty): no ones to sum
+        return;
     if (rounds && sum_ones_by_rounds(ws, s, qs))
         return;
     const size_t nret = ws.nret();
     for (int f = 0; f < 3; f++)
-        if (qs.q[f]->npoints != 0)
+        if (qs.q[f]->npoints != 0 && !is_dense(*qs.q[f]))
             batch_add<bucket_t, affine_h, bucket_h>(s, ws.gpu, ws.ret.get() + f * nret, qs.bases[f],
                                                     (uint32_t)qs.q[f]->npoints, ws.bitmaps.get() + qs.woff[f]);
 }
@@ -393,7 +441,7 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
     CUDA_OK(cudaMemcpyAsync(rest.partial.data(), ws.ret.get(), 3 * nret * sizeof(bucket_t), cudaMemcpyDeviceToHost, s));
     ev[BATCH_G1].record(s);
     rest.partial2.resize(nret);
-    if (in.b_q.npoints != 0) {
+    if (in.b_q.npoints != 0 && !is_dense(in.b_q)) {
         batch_add<bucket2_t, affine2_h, bucket2_h>(s, gpu, ws.ret2.get(), srs.b_g2.get(), (uint32_t)in.b_q.npoints,
                                                    ws.bitmaps.get() + qs.woff[2]);
         CUDA_OK(cudaMemcpyAsync(rest.partial2.data(), ws.ret2.get(), nret * sizeof(bucket2_t), cudaMemcpyDeviceToHost, s));
@@ -402,7 +450,8 @@ inline void launch_batch_adds(cuzk_cuda_workspace& ws, stream_t& s, const cuzk_c
 }
 
 // The sums of the bases whose scalar is one, from the batch additions' per-warp partial sums:
-// nret per G1 query (a query of no points sums to infinity), and B_G2's when `g2` ran.
+// nret per G1 query (a query of no points, or a dense one, sums to infinity), and B_G2's when
+// `g2` ran (B not dense).
 inline void write_ones(cuzk_cuda_prove_out& out, const cuzk_cuda_sparse* const q[3], const std::vector<bucket_t>& partial,
                        size_t nret, bool g2, const std::vector<bucket2_t>& partial2)
 {
@@ -410,13 +459,13 @@ inline void write_ones(cuzk_cuda_prove_out& out, const cuzk_cuda_sparse* const q
     for (int f = 0; f < 3; f++) {
         point_t sum;
         sum.inf();
-        if (q[f]->npoints != 0)
+        if (q[f]->npoints != 0 && !is_dense(*q[f]))
             sum = sum_up(&partial[f * nret], nret);
         write_point(*ones_out[f], sum);
     }
     point2_t sum2;
     sum2.inf();
-    if (g2)
+    if (g2 && !is_dense(*q[2]))
         sum2 = sum_up(partial2);
     write_point(out.b2_ones, sum2);
 }
@@ -498,7 +547,7 @@ inline void sigma_h_after_early(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& sr
     ws.gpu.select();
     stream_t& s = ws.stream;
     timing_event* ev = ws.ev + 8;
-    const sparse_queries qs = view_of(up, srs, in);
+    const sparse_queries qs = view_of(ws, up, srs, in);
     ev[H_START].record(s);
     write_point(out.h, msm_h(ws, srs, in, qs, plan.nh, plan.fold));
     ev[H_END].record(s);

@@ -95,6 +95,8 @@ void pass_query(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>& s
                 const std::vector<query_at<affine, bucket>>& parts)
 {
     const gpu_t& gpu = ws.gpu;
+    if (parts.empty())  // a dense query alone: its Pippenger reads the bases, no pass needed
+        return;
     const section_t<affine> part{sec.dev, sec.host, parts[0].q->npoints};  // a query may use fewer bases than its section has
     for_each_tile(ws, s, part, slots, tile, [&](const affine* bases, size_t first, size_t len) {
         for (const auto& p : parts) {
@@ -194,6 +196,8 @@ inline void check_riders(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
     if (in.nriders > 64)
         throw invalid(std::to_string(in.nriders) + " riders: at most 64");
     const cuzk_cuda_sparse* own[3] = {&in.l, &in.a_q, &in.b_q};
+    if (in.nriders != 0 && (is_dense(in.l) || is_dense(in.a_q) || is_dense(in.b_q)))
+        throw invalid("a proof with a dense query carries no riders");
     for (size_t k = 0; k < in.nriders; k++) {
         const cuzk_cuda_rider& r = in.riders[k];
         const std::string w = "rider " + std::to_string(k);
@@ -201,6 +205,8 @@ inline void check_riders(const cuzk_cuda_srs& srs, const cuzk_cuda_prove_in& in)
             throw invalid(w + ": output is NULL");
         const cuzk_cuda_sparse* q[3] = {&r.l, &r.a_q, &r.b_q};
         check_queries(w + " ", srs, q);
+        if (is_dense(r.l) || is_dense(r.a_q) || is_dense(r.b_q))
+            throw invalid(w + ": a dense query rides no pass (its Pippenger reads the bases itself)");
         const char* names[3] = {"l", "a", "b"};
         for (int f = 0; f < 3; f++) {
             if (q[f]->npoints != own[f]->npoints || q[f]->ones_words != own[f]->ones_words)
@@ -220,13 +226,33 @@ struct streamed_view {
     bool any_host;  // some section is streamed from host memory (the passes need tile slots)
 };
 
+// A dense query's sum (q->dense: its scalars in host memory): its scalars uploaded on `s`'s
+// turn into memory borrowed for it (one dense query's at a time: at 32 GiB WindowPoSt's L,
+// 4 GB), then sppark's Pippenger over the first npoints bases of section `sec`, read where they
+// are (sppark copies host bases itself, in double-buffered batches: they cross PCIe once, as a
+// pass's tiles would). Called from the thread that owns the pinned staging slots.
+template<class bucket, class point, class affine>
+point dense_msm(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>& sec, const cuzk_cuda_sparse* q)
+{
+    const size_t n = q->npoints;
+    pool_buffer<fr_t> scalars(n, s);
+    s.sync();
+    upload_staged(ws, scalars.get(), q->dense, n * sizeof(fr_t));
+    ws.copy.sync();
+    if (sec.dev != nullptr)
+        return pippenger<bucket, point, affine>(ws.gpu, sec.dev, scalars.get(), n);
+    ws.pcie.counted(n * sizeof(affine));
+    return pippenger_host_points<bucket, point, affine>(ws.gpu, sec.host, scalars.get(), n);
+}
+
 // G1 query f's pass (0 L, 1 A, 2 B_G1) for every target on `s`, between events SIG + 4f and + 1.
 inline void g1_pass(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, int f, affine_t* slots)
 {
     timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
     std::vector<query_at<affine_t, bucket_t>> parts;
     for (const pass_target& t : v.targets)
-        parts.push_back({t.q[f], t.bitmap[f], t.sig_idx[f], t.gathered[f], t.ret + f * ws.nret()});
+        if (!is_dense(*t.q[f]))
+            parts.push_back({t.q[f], t.bitmap[f], t.sig_idx[f], t.gathered[f], t.ret + f * ws.nret()});
     e[0].record(s);
     pass_query<6, bucket_t, affine_t, affine_h, bucket_h>(ws, s, v.g1[f], slots, v.tile, parts);
     e[1].record(s);
@@ -252,13 +278,16 @@ inline void g2_pass(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v
     timing_event* ev = ws.ev + 8;
     std::vector<query_at<affine2_t, bucket2_t>> parts;
     for (const pass_target& t : v.targets)
-        parts.push_back({t.q[2], t.bitmap[2], t.sig_idx[2], t.gathered2, t.ret2});
+        if (!is_dense(*t.q[2]))
+            parts.push_back({t.q[2], t.bitmap[2], t.sig_idx[2], t.gathered2, t.ret2});
     ev[sparse_ev::B2_START].record(s);
     pass_query<12, bucket2_t, affine2_t, affine2_h, bucket2_h>(ws, s, v.g2, slots, v.tile, parts);
     s.sync();
     for (size_t i = 0; i < v.targets.size(); i++) {
         const pass_target& t = v.targets[i];
-        sums[i].b2_sig = pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, t.gathered2, t.sig_scalars[2], t.q[2]->nsig);
+        sums[i].b2_sig = is_dense(*t.q[2])
+                             ? dense_msm<bucket2_t, point2_t>(ws, s, v.g2, t.q[2])
+                             : pippenger<bucket2_t, point2_t, affine2_t>(ws.gpu, t.gathered2, t.sig_scalars[2], t.q[2]->nsig);
     }
     ev[sparse_ev::B2_END].record(s);
     for (size_t i = 0; i < v.targets.size(); i++) {
@@ -298,15 +327,18 @@ inline point_t sigma_h_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& sr
     return msm_big::msm_tiled(ws.gpu, dev ? srs.h.get() : nullptr, srs.host_h, ws.abc.get(), nh, sigma_h_tile(tile), ws.pcie);
 }
 
-// The significant part of target t's G1 query f: sppark's Pippenger over its gathered bases
-// (for the proof's own, between events SIG + 4f + 2 and + 3).
-inline point_t g1_significant(cuzk_cuda_workspace& ws, stream_t& s, const pass_target& t, int f, bool own)
+// The significant part of target t's G1 query f: sppark's Pippenger over its gathered bases, or
+// a dense query's over the section (for the proof's own, between events SIG + 4f + 2 and + 3).
+inline point_t g1_significant(cuzk_cuda_workspace& ws, stream_t& s, const streamed_view& v, const pass_target& t, int f,
+                              bool own)
 {
     timing_event* e = ws.ev + 8 + sparse_ev::SIG + 4 * f;
     if (own)
         e[2].record(s);
     s.sync();
-    point_t r = pippenger<bucket_t, point_t, affine_t>(ws.gpu, t.gathered[f], t.sig_scalars[f], t.q[f]->nsig);
+    point_t r = is_dense(*t.q[f])
+                    ? dense_msm<bucket_t, point_t>(ws, s, v.g1[f], t.q[f])
+                    : pippenger<bucket_t, point_t, affine_t>(ws.gpu, t.gathered[f], t.sig_scalars[f], t.q[f]->nsig);
     if (own)
         e[3].record(s);
     return r;
@@ -327,17 +359,17 @@ inline point_t sparse_in_turn(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs,
         s.sync();
         for (int f = 0; f < 3; f++) {
             g1_pass(ws, s, v, f, slots.get());
-            sums[0].sig[f] = g1_significant(ws, s, v.targets[0], f, true);
+            sums[0].sig[f] = g1_significant(ws, s, v, v.targets[0], f, true);
         }
         for (size_t i = 1; i < v.targets.size(); i++)
             for (int f = 0; f < 3; f++)
-                sums[i].sig[f] = g1_significant(ws, s, v.targets[i], f, false);
+                sums[i].sig[f] = g1_significant(ws, s, v, v.targets[i], f, false);
         download_ones_g1(ws, s, v, sums);
     }
     release_pool(ws.gpu, s);
     ev[BATCH_G1].record(s);
     if (g2) {
-        pool_buffer<affine2_t> slots(v.g2.dev == nullptr ? 2 * v.tile : 0, s);
+        pool_buffer<affine2_t> slots(v.g2.dev == nullptr && !is_dense(*v.targets[0].q[2]) ? 2 * v.tile : 0, s);
         s.sync();
         g2_pass(ws, s, v, slots.get(), sums);
     }
@@ -403,7 +435,7 @@ inline point_t sparse_beside(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, 
         CUDA_OK(cudaStreamWaitEvent(s, ev[BATCH_G1]));
         for (size_t i = 0; i < v.targets.size(); i++)
             for (int f = 0; f < 3; f++)
-                sums[i].sig[f] = g1_significant(ws, s, v.targets[i], f, i == 0);
+                sums[i].sig[f] = g1_significant(ws, s, v, v.targets[i], f, i == 0);
     }
     if (passes_error)
         std::rethrow_exception(passes_error);
@@ -472,7 +504,10 @@ inline void stage_sparse_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& 
     check_ascending("a", in.a_q);
     check_ascending("b", in.b_q);
     check_riders(srs, in);
-    const bool beside = (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0;
+    // Dense queries upload their scalars through the pinned slots one at a time, on the thread
+    // that walks the passes: in turn only.
+    const bool beside = (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0 && !is_dense(in.l) && !is_dense(in.a_q) &&
+                        !is_dense(in.b_q);
     if (beside)  // one gathered buffer per query (nothing in it yet: reserving keeps nothing)
         ws.gathered.reserve(in.l.nsig + in.a_q.nsig + in.b_q.nsig);
     const bool g2 = in.b_q.npoints != 0;

@@ -50,7 +50,7 @@ struct uploaded_queries {
     bool ready = false;
     uint32_t flags = 0;  // the input's flags (B_G2: whether the B bitmap serves G2 too)
     cuzk_cuda_sparse q[3];
-    size_t woff[3], soff[3];
+    size_t woff[3], soff[3], doff[3];  // doff: a dense query's scalars in `dense`
 };
 
 struct cuzk_cuda_workspace {
@@ -71,6 +71,7 @@ struct cuzk_cuda_workspace {
     device_buffer<fr_t> sig_scalars;
     device_buffer<affine_t> gathered;
     device_buffer<affine2_t> gathered2;
+    device_buffer<fr_t> dense;  // the dense queries' scalars, one after the other
     device_buffer<bucket_t> ret;
     device_buffer<bucket2_t> ret2;
     device_buffer<fr_t> wit;       // [input | aux] of a recorded circuit's proof
@@ -117,6 +118,7 @@ struct cuzk_cuda_workspace {
         sig_scalars.release();
         gathered.release();
         gathered2.release();
+        dense.release();
         ret.release();
         ret2.release();
         wit.release();
@@ -129,7 +131,7 @@ struct cuzk_cuda_workspace {
     uint64_t bytes() const
     {
         return abc.bytes() + hcat.bytes() + bitmaps.bytes() + sig_idx.bytes() + sig_scalars.bytes() + gathered.bytes() +
-               gathered2.bytes() + ret.bytes() + ret2.bytes() + wit.bytes();
+               gathered2.bytes() + dense.bytes() + ret.bytes() + ret2.bytes() + wit.bytes();
     }
     // Number of per-warp partial sums one batch addition writes (G1 and G2 alike).
     size_t nret() const { return (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ; }

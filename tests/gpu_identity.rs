@@ -77,8 +77,11 @@ fn small_circuits_byte_identical_and_verify() {
     toy(&gpu, Toy { constraints: 300, inputs: 2, mode: 1 }, true, 3);
     toy(&gpu, Toy { constraints: 1000, inputs: 3, mode: 2 }, true, 4);
     toy(&gpu, Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }, true, 5);
+    toy(&gpu, Toy { constraints: 1000, inputs: 3, mode: 3 }, true, 6);
 }
 
+/// Toys of 2^10 to 2^20 constraints, their L, A, B queries dense (modes 1, 2: one Pippenger over
+/// each query's bases) or sparse (modes 0, 3, 4: ones bitmaps, gathered significant bases).
 #[test]
 fn sizes_2_10_to_2_20_byte_identical() {
     let Some(gpu) = gpu() else { return };
@@ -87,22 +90,25 @@ fn sizes_2_10_to_2_20_byte_identical() {
     toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, false, 12);
     for lg in (10..=20).step_by(2) {
         toy(&gpu, Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }, false, 20 + lg as u64);
+        toy(&gpu, Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 3 }, false, 50 + lg as u64);
     }
     toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 40);
+    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 4 }, false, 41);
     toy(&gpu, Toy { constraints: (1 << 16) + 3, inputs: 2, mode: 1 }, false, 43);
     // A classified witness with the sparse work after stage H, between proofs that ran it beside.
     gpu.set_sparse_beside_h(false);
     toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 44);
+    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 3 }, false, 42);
     gpu.set_sparse_beside_h(true);
     toy(&gpu, Toy { constraints: (1 << 15) - 2, inputs: 2, mode: 2 }, false, 45);
     // The sums of ones by affine rounds (the default from 2^24 bases) at sizes that run sppark's
-    // batch addition by default: mixed scalars, all ones, and beside stage H or after it.
+    // batch addition by default: sparse witnesses, and beside stage H or after it.
     gpu.set_ones_sums(CudaOnesSums::Rounds);
-    toy(&gpu, Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, false, 46);
-    toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, false, 47);
-    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, false, 48);
+    toy(&gpu, Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 3 }, false, 46);
+    toy(&gpu, Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 4 }, false, 47);
+    toy(&gpu, Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 3 }, false, 48);
     gpu.set_sparse_beside_h(false);
-    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, false, 49);
+    toy(&gpu, Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 3 }, false, 49);
     gpu.set_sparse_beside_h(true);
     gpu.set_ones_sums(CudaOnesSums::BySize);
 }
@@ -300,7 +306,8 @@ fn streamed_budgets(srs: &Srs) -> Vec<(u64, cuzk::prover::vram::Streamed)> {
 
 /// The streamed mode byte-identical to the CPU at 2^10 to 2^20 constraints (eight tiles or more
 /// per section, ΣH in tiles of twice theirs, so every copy/compute overlap and tile boundary runs),
-/// with nothing, part and most of the SRS kept on the device.
+/// with nothing, part and most of the SRS kept on the device; dense queries (modes 1, 2: each
+/// one's scalars uploaded before its Pippenger over the kept or host bases) and sparse (3, 4).
 #[test]
 fn streamed_mode_toys_byte_identical() {
     if gpu().is_none() {
@@ -311,7 +318,9 @@ fn streamed_mode_toys_byte_identical() {
         (Toy { constraints: (1 << 12) + 17, inputs: 2, mode: 2 }, 61),
         (Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }, 62),
         (Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 2 }, 63),
+        (Toy { constraints: (1 << 16) - 2, inputs: 1, mode: 3 }, 67),
         (Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 2 }, 64),
+        (Toy { constraints: (1 << 18) + 5, inputs: 4, mode: 4 }, 68),
         (Toy { constraints: (1 << 20) - 2, inputs: 1, mode: 2 }, 65),
     ];
     for (c, seed) in cases {
@@ -340,7 +349,8 @@ fn streamed_riders_byte_identical() {
         return;
     }
     use cuzk::prover::vram::GIB;
-    let toys: Vec<Toy> = (0..3).map(|mode| Toy { constraints: (1 << 16) - 2, inputs: 2, mode }).collect();
+    // Sparse witnesses (a dense query rides no pass).
+    let toys: Vec<Toy> = [0, 3, 4].map(|mode| Toy { constraints: (1 << 16) - 2, inputs: 2, mode }).to_vec();
     let asgs: Vec<Assignment> = toys.iter().map(|c| Assignment::synthesize(c.clone(), SizeHint::default()).unwrap()).collect();
     let srs = Srs::from_parameters(common::PROOF, random_params(Shape::of(&asgs[0]), 66));
     let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));

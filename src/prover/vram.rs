@@ -35,6 +35,22 @@ fn share(x: u64, pct: u64) -> u64 {
     x * pct / 100
 }
 
+/// A query is dense from a quarter significant scalars (`dense_query`).
+const DENSE_SHARE_DIV: u64 = 4;
+/// ... and from this many points (below, a list and a gather cost next to nothing).
+const DENSE_MIN_POINTS: u64 = 1024;
+
+/// Whether a query with `nsig` significant scalars over `npoints` bases is summed dense
+/// (cuda/cuzk_cuda.h `cuzk_cuda_sparse.dense`): its scalars uploaded as they are (32 B a point)
+/// and one Pippenger over its bases, instead of a ones bitmap, a list (36 B per significant
+/// scalar) and those bases gathered by index (96 B, in G2 192 B, each). From a quarter the dense
+/// form holds less; the witnesses met are far on either side of it (PoRep and SnapDeals ~1.5 %
+/// significant, WinningPoSt and WindowPoSt ~99 %, Poseidon's field elements), where the gather
+/// would copy the SRS section once more on the device.
+pub fn dense_query(nsig: u64, npoints: u64) -> bool {
+    npoints >= DENSE_MIN_POINTS && nsig * DENSE_SHARE_DIV >= npoints
+}
+
 /// Planning share of scalars equal to one (PoRep witnesses are half bits: ~47 %).
 const ONES_SHARE_PERCENT: u64 = 50;
 
@@ -133,6 +149,29 @@ impl CircuitSizes {
         [share(l, SIG_SHARE_PERCENT).max(sl), share(a, SIG_SHARE_PERCENT).max(sa), share(b, SIG_SHARE_PERCENT).max(sb)]
     }
 
+    /// Which of L, A, B are planned dense ([`dense_query`] of the planned significant scalars).
+    pub fn dense(&self) -> [bool; 3] {
+        let [_, _, l, a, b, _] = self.sections;
+        let [sl, sa, sb] = self.significant();
+        [dense_query(sl, l), dense_query(sa, a), dense_query(sb, b)]
+    }
+
+    /// Significant scalars of L, A, B in lists (the sparse queries'; a dense query has none).
+    fn listed(&self) -> [u64; 3] {
+        let d = self.dense();
+        let s = self.significant();
+        [0, 1, 2].map(|f| if d[f] { 0 } else { s[f] })
+    }
+
+    /// Device bytes of the L, A, B queries' uploads: a sparse query's ones bitmap and list, a
+    /// dense one's scalars.
+    fn query_uploads(&self) -> u64 {
+        let [_, _, l, a, b, _] = self.sections;
+        let d = self.dense();
+        let s = self.listed();
+        [l, a, b].iter().enumerate().map(|(f, &n)| if d[f] { n * FR } else { n / 8 + s[f] * (4 + FR) }).sum()
+    }
+
     /// The NTT domain (h has one point fewer).
     pub fn domain(&self) -> u64 {
         (self.sections[1] + 1).next_power_of_two()
@@ -172,12 +211,13 @@ impl Footprint {
         let abc = 3 * n * FR;
         let witness = if c.r1cs_bytes > 0 { (c.sections[0] + l) * FR } else { 0 };
         // ΣH over [h | significant L and B_G1 bases]: a copy of h with the folded bases behind
-        // it, re-reserved with a quarter's headroom.
-        let [sl, sa, sb] = c.significant();
+        // it, re-reserved with a quarter's headroom; none when L or B is dense (not folded).
+        let [sl, sa, sb] = c.listed();
+        let [dl, da, db] = c.dense();
         let fold = sl + sb;
-        let hcat = (h + fold + fold / 4) * G1;
-        // Queries: ones bitmaps, significant indices and scalars, gathered bases.
-        let queries = (l + a + b) / 8 + (sl + sa + sb) * (4 + FR) + sl.max(sa) * G1 + sb * G2;
+        let hcat = if dl || db { 0 } else { (h + fold + fold / 4) * G1 };
+        // Queries: the uploads, the sparse ones' gathered bases.
+        let queries = c.query_uploads() + sl.max(sa) * G1 + sb * G2;
         let workspace = abc + hcat + witness + queries;
         // ΣH: the big-MSM's two sets of sort buffers (24 B per point and bucket tables) and its
         // affine rounds (~100 B per point); sppark's Pippenger below the threshold.
@@ -186,7 +226,10 @@ impl Footprint {
         // The sums of ones by rounds: lists of the one-scalar positions and the rounds' scratch
         // (2^25-entry passes); sppark's batch addition needs none.
         let ones = if l.max(a) >= ONES_ROUNDS_MIN_BASES { share(l + a + b, ONES_SHARE_PERCENT) * 4 + 4 * GIB } else { 0 };
-        Footprint { srs, r1cs: c.r1cs_bytes, workspace, transient: sum_h.max(ones), sizes: *c, queries }
+        // Dense queries' Pippengers: L's, A's, B_G1's one after the other, B_G2's beside them.
+        let dense_g1 = [(dl, l), (da, a), (db, b)].iter().filter(|x| x.0).map(|x| sppark_msm_bytes(x.1)).max().unwrap_or(0);
+        let dense = dense_g1 + if db { sppark_scratch(b2, 2 * BUCKET) } else { 0 };
+        Footprint { srs, r1cs: c.r1cs_bytes, workspace, transient: sum_h.max(ones).max(dense), sizes: *c, queries }
     }
 
     /// Device bytes a streamed plan keeps: the sections in `resident` (`sec` bits), and the
@@ -211,8 +254,7 @@ impl Footprint {
             AbcAt::CircuitTiles => (ic + l) * FR + self.r1cs,
             AbcAt::CircuitOnDevice => (ic + l) * FR,
         };
-        let sig: u64 = self.sizes.significant().iter().sum();
-        streamed + stage_h + (l + a + b) / 8 + sig * (4 + FR)
+        streamed + stage_h + self.sizes.query_uploads()
     }
 
     /// Bases per streamed tile: a power of two, at most `STREAM_TILE`, at least the 1024 bases
@@ -239,7 +281,8 @@ impl Footprint {
     fn streamed_need(&self, resident: u32, abc: AbcAt, beside: bool) -> u64 {
         let c = &self.sizes;
         let [ic, h, l, a, b, b2] = c.sections;
-        let [sl, sa, sb] = c.significant();
+        let [sl, sa, sb] = c.listed();
+        let dense = c.dense();
         let n = c.domain();
         let counts = [h, l, a, b, b2];
         let abc = abc.effective(self);
@@ -261,24 +304,42 @@ impl Footprint {
         } else {
             tiled_msm_bytes(h, sigma_h_tile(self.tile_points()), streamed(0))
         };
+        // A dense query's Pippenger over its section (section index i: 1 L .. 4 B_G2), with
+        // sppark's batches of points when the section is streamed (G2's buckets and points are
+        // twice G1's).
+        let dense_msm = |i: usize, n: u64| {
+            let (bucket, point) = if i == 4 { (2 * BUCKET, G2) } else { (BUCKET, G1) };
+            sppark_scratch(n, bucket) + if streamed(i) { host_points(n, point) } else { 0 }
+        };
+        // Streamed, a dense query's scalars go up just before its Pippenger, one query's at a
+        // time (the queries count them all, as the resident mode uploads them).
+        let scalars = [l, a, b].map(|n| n * FR);
+        let all_dense: u64 = (0..3).filter(|&f| dense[f]).map(|f| scalars[f]).sum();
+        let one_dense = (0..3).filter(|&f| dense[f]).map(|f| scalars[f]).max().unwrap_or(0);
+        let dense_g1 = [(dense[0], 1, l), (dense[1], 2, a), (dense[2], 3, b)].iter().filter(|x| x.0).map(|x| dense_msm(x.1, x.2)).max().unwrap_or(0);
+        let dense_g2 = if dense[2] { dense_msm(4, b2) } else { 0 };
+        // A pass's two tiles of section i's bases (none for a dense query's: no pass).
+        let passes = |i: usize| streamed(i) && !(i >= 1 && dense[(i - 1).min(2)]);
         let sparse = if beside {
-            // H's slot, ΣH's buffers, two tiles of G2's size (one allocation serves every
-            // pass), every G1 query's gathered bases at once (the queries count the largest
-            // one's) and B_G2's Pippenger, which runs beside ΣH.
+            // H's slot, ΣH's buffers (the G1 dense Pippengers follow ΣH on its thread), two
+            // tiles of G2's size (one allocation serves every pass), every G1 query's gathered
+            // bases at once (the queries count the largest one's) and B_G2's Pippenger, which
+            // runs beside ΣH.
             let tiles = if (1..5).any(streamed) { 2 * self.tile_points() * G2 } else { 0 };
             let gathered = (sl.min(sa) + sb) * G1;
-            let sig_g2 = 2 * sppark_msm_bytes(sb.min(b2));
-            n * FR + tiles + sum_h + gathered + sig_g2 + STREAM_SLACK
+            let sig_g2 = (2 * sppark_msm_bytes(sb.min(b2))).max(dense_g2);
+            n * FR + tiles + sum_h.max(dense_g1) + gathered + sig_g2 + STREAM_SLACK
         } else {
             // H's slot, then either two tiles of a streamed section's bases or ΣH's buffers
             // (one after the other), and the significant scalars' Pippengers.
-            let tile = |i: usize, size: u64| if streamed(i) { 2 * self.tile_points() * size } else { 0 };
+            let tile = |i: usize, size: u64| if passes(i) { 2 * self.tile_points() * size } else { 0 };
             let tiles = tile(1, G1).max(tile(2, G1)).max(tile(3, G1)).max(tile(4, G2));
-            // The significant scalars' Pippenger of the largest query (G2 buckets are twice G1's).
-            let sig = 2 * sppark_msm_bytes(sl.max(sa).max(sb));
+            // The significant scalars' Pippenger of the largest query (G2 buckets are twice
+            // G1's), or a dense query's.
+            let sig = (2 * sppark_msm_bytes(sl.max(sa).max(sb))).max(dense_g1 + one_dense).max(dense_g2 + one_dense);
             n * FR + tiles.max(sum_h) + sig + STREAM_SLACK
         };
-        self.kept(resident, abc) + stage_h.max(sparse) + self.queries + CONTEXT_RESERVE
+        self.kept(resident, abc) + stage_h.max(sparse) + self.queries - all_dense + CONTEXT_RESERVE
     }
 
     /// Bytes with `lanes` lanes (resident SRS and circuit, a workspace each, one proof's MSM
@@ -292,24 +353,34 @@ impl Footprint {
 /// (msm/pippenger.cuh: the window buckets and their histogram, the batch's digits and sort
 /// temporaries).
 pub fn sppark_msm_bytes(n: u64) -> u64 {
+    sppark_scratch(n, BUCKET)
+}
+
+/// As [`sppark_msm_bytes`] with buckets of `bucket` bytes (G2's are twice G1's).
+fn sppark_scratch(n: u64, bucket: u64) -> u64 {
     if n == 0 {
         return 0;
     }
     let (wbits, _, stride) = sppark_batches(n);
     let nwins = 254 / wbits + 1;
     let row = 1u64 << (wbits - 1);
-    let buckets = (nwins * row + 4096) * BUCKET + nwins * row * 4;
+    let buckets = (nwins * row + 4096) * bucket + nwins * row * 4;
     buckets + stride * 16 + nwins * stride * 4
 }
 
 /// sppark's `msm_t` buffers for `n` points it copies from host memory itself: its batches of
 /// points, two (double-buffered) when there is more than one batch (msm/pippenger.cuh).
 pub fn sppark_host_points_bytes(n: u64) -> u64 {
+    host_points(n, G1)
+}
+
+/// As [`sppark_host_points_bytes`] for points of `point` bytes.
+fn host_points(n: u64, point: u64) -> u64 {
     if n == 0 {
         return 0;
     }
     let (_, batch, stride) = sppark_batches(n);
-    (if batch > 1 { 2 } else { 1 }) * stride * G1
+    (if batch > 1 { 2 } else { 1 }) * stride * point
 }
 
 /// How sppark's `msm_t` splits `n` points (n > 0): its window bits, the batches and the points
@@ -479,7 +550,9 @@ pub fn plan(f: &Footprint, budget: u64, max_lanes: usize) -> Plan {
         .unwrap_or(AbcAt::Cpu);
     // ΣH beside the passes over the tiles before any section is kept: the passes are bound by
     // PCIe and ΣH by arithmetic, so the pair costs about the longer of the two.
-    let h_beside_tiles = f.streamed_beside(0, abc) <= budget;
+    // (Never with a dense query: its scalars go up through the pinned slots on the passes'
+    // thread, cuda/stream.cuh.)
+    let h_beside_tiles = !f.sizes.dense().contains(&true) && f.streamed_beside(0, abc) <= budget;
     let need = |resident: u32| if h_beside_tiles { f.streamed_beside(resident, abc) } else { f.streamed(resident, abc) };
     let mut resident = 0u32;
     for bit in KEEP_ORDER {
@@ -622,32 +695,48 @@ mod tests {
         assert_eq!(f.tile_points(), 1 << 18);
     }
 
-    /// A 32 GiB WindowPoSt partition (sections and recorded circuit measured 2026-12-07): planned
+    /// A 32 GiB WindowPoSt partition (sections and recorded circuit measured 2026-12-07). Planned
     /// at the 5 % share its streamed plan on an H100's automatic budget kept four sections and
-    /// the circuit, and the proof ran out of device memory; planned with what its witnesses hold
-    /// (99 % significant, Poseidon's field elements) the sparse stage's buffers are counted and
-    /// the plan keeps less. The counts seen never plan below the share (a PoRep witness: 1.6 %).
+    /// the circuit, and the proof ran out of device memory: its witnesses are 99 % significant
+    /// (Poseidon's field elements). Planned as seen, L, A and B are dense: their scalars go up as
+    /// they are and no base is gathered, so the queries hold ~10 GB instead of ~41 GB of lists and
+    /// gathered bases, and the partition fits a 24 GiB card streamed. The counts seen never plan
+    /// below the share (a PoRep witness: 1.6 %).
     #[test]
     fn dense_witnesses_are_planned_as_seen() {
         let sections = [25_840, 134_217_727, 126_902_376, 96_205_645, 91_925_767, 91_925_767];
         let mut c = CircuitSizes { sections, r1cs_bytes: 10_713_153_204, r1cs_tile_bytes: 350_000_000, significant_seen: [0; 3] };
         let h100 = 78_939 * MIB;
         let planned = Footprint::of(&c);
+        assert_eq!(c.dense(), [false; 3]);
         c.significant_seen = [125_600_000, 95_200_000, 91_000_000];
+        assert_eq!(c.dense(), [true; 3]);
         let seen = Footprint::of(&c);
-        assert!(seen.workspace > planned.workspace + 20 * GIB, "{} vs {}", gb(seen.workspace), gb(planned.workspace));
+        // The dense queries' scalars, 32 B a point, and nothing gathered.
+        assert_eq!(seen.queries, (126_902_376 + 96_205_645 + 91_925_767) * FR);
         let (a, b) = (plan(&planned, h100, 2), plan(&seen, h100, 2));
         eprintln!("WindowPoSt 32 GiB on 78,939 MiB: planned at 5 %: {a:?}; as seen: {b:?}");
-        match (a, b) {
-            (Plan::Streamed(a), Plan::Streamed(b)) => {
-                assert!(b.need <= h100);
-                assert!(seen.kept(b.resident, b.abc) < planned.kept(a.resident, a.abc), "kept {} vs {}", sec::names(b.resident), sec::names(a.resident));
+        assert!(matches!(b, Plan::Streamed(p) if p.need <= h100), "{b:?}");
+        for gib in [24, 16] {
+            let p = plan(&seen, gib * GIB, 2);
+            eprintln!("... on {gib} GiB: {p:?}");
+            if gib == 24 {
+                assert!(matches!(p, Plan::Streamed(s) if s.need <= 24 * GIB), "{p:?}");
             }
-            p => panic!("{p:?}"),
         }
         c.significant_seen = [1_000, 1_000, 1_000];
         let few = Footprint::of(&c);
         assert_eq!((few.workspace, few.transient, plan(&few, h100, 2)), (planned.workspace, planned.transient, a), "fewer seen than the share: planned at the share");
+    }
+
+    /// A dense query is one from a quarter significant scalars and 1,024 points.
+    #[test]
+    fn dense_queries() {
+        assert!(dense_query(256, 1024));
+        assert!(!dense_query(255, 1024));
+        assert!(!dense_query(1000, 1000), "too few points to matter");
+        assert!(dense_query(125_600_000, 126_902_376));
+        assert!(!dense_query(2_100_000, 130_000_000));
     }
 
     /// sppark's msm_t scratch, against its own arithmetic at 2^27: 8 batches of 2^24, 18-bit

@@ -48,6 +48,8 @@ pub struct Sparse {
     pub sig_idx: *const u32,
     pub sig_scalars: *const c_void,
     pub nsig: u64,
+    /// A dense query's npoints scalars (no bitmap, no list), or NULL (see cuzk_cuda.h).
+    pub dense: *const c_void,
 }
 
 pub const SKIP_MSM_H: u32 = 1;
@@ -163,9 +165,9 @@ pub struct ProveOut {
 const _: () = assert!(std::mem::size_of::<Status>() == 16);
 const _: () = assert!(std::mem::size_of::<G1>() == 144);
 const _: () = assert!(std::mem::size_of::<G2>() == 288);
-const _: () = assert!(std::mem::size_of::<Sparse>() == 48);
-const _: () = assert!(std::mem::size_of::<ProveIn>() == 312);
-const _: () = assert!(std::mem::size_of::<Rider>() == 152);
+const _: () = assert!(std::mem::size_of::<Sparse>() == 56);
+const _: () = assert!(std::mem::size_of::<ProveIn>() == 336);
+const _: () = assert!(std::mem::size_of::<Rider>() == 176);
 const _: () = assert!(std::mem::size_of::<Matrix>() == 24);
 const _: () = assert!(std::mem::size_of::<ProveOut>() == 1672);
 // The memory we hand to the GPU as-is.

@@ -199,7 +199,7 @@ impl CudaBackend {
                 classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
             // Before the proof plans its device memory (`vram`), which follows these counts.
             if let Some(r) = &asg.deferred {
-                r.observe_significant(classes.each_ref().map(|q| q.sig.len() as u64));
+                r.observe_significant(classes.each_ref().map(|q| q.n_sig as u64));
             }
             asg.prepared = Some(Box::new(Prepared(classes)));
         }
@@ -421,7 +421,7 @@ impl CudaBackend {
         let b_g2 = parts.b2.0 + parts.b2.1;
         let bytes = (32 * (a.capacity() + b.capacity() + c.capacity())) as u64;
         let qbytes =
-            q.iter().map(|q| (4 * (q.ones.capacity() + q.sig_idx.capacity()) + 32 * q.sig.capacity()) as u64).sum();
+            q.iter().map(|q| q.bytes()).sum();
         let garbage: Garbage = vec![(Box::new((a, b, c)), bytes), (Box::new(q), qbytes)];
         Ok(Begun::Tail(Box::new(Started { sums, r, s, b_g2, witness, phases: t, garbage, started })))
     }
@@ -569,13 +569,18 @@ mod tests {
     }
 
     /// Without a GPU: the host-side split (classification, index layout, z_inv, assembly) gives
-    /// the CPU backend's proof when every part is computed on the CPU instead.
+    /// the CPU backend's proof when every part is computed on the CPU instead; sparse witnesses
+    /// (toy modes 3, 4) and a dense one (mode 2: no ones, the whole sum in the significant part,
+    /// not folded).
     #[test]
     fn host_split_reassembles_to_the_cpu_proof() {
-        for (k, toy) in [Toy { constraints: 3000, inputs: 3, mode: 2 }, Toy { constraints: 700, inputs: 0, mode: 1 }]
-            .into_iter()
-            .enumerate()
-        {
+        let toys = [
+            Toy { constraints: 3000, inputs: 3, mode: 3 },
+            Toy { constraints: 700, inputs: 0, mode: 4 },
+            Toy { constraints: 3000, inputs: 3, mode: 2 },
+        ];
+        for (k, toy) in toys.into_iter().enumerate() {
+            let dense = toy.mode == 2;
             let asg = Assignment::synthesize(toy, SizeHint::default()).unwrap();
             let srs = Srs::from_parameters(
                 RegisteredSealProof::StackedDrg2KiBV1_1,
@@ -600,6 +605,10 @@ mod tests {
             // B_G2 as the GPU splits it: ones + the rest.
             assert_eq!(cpu_ones(&p.b_g2, &q[2]) + cpu_sig_g2(&p.b_g2, &q[2]).unwrap(), m.b_g2);
             assert_eq!(assemble(&srs, &m, r, s).unwrap(), want, "case {k}");
+            assert_eq!(q.each_ref().map(|q| q.is_dense()), [dense; 3], "case {k}");
+            if dense {
+                continue;
+            }
 
             // FOLD as the GPU lays it out: one MSM over [h bases | gathered L sig bases |
             // gathered B_G1 sig bases] with scalars [H coefficients | L sig | r·B_G1 sig], and

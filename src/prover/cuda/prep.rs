@@ -3,7 +3,10 @@
 //! and splits them into a bitmap of the bases whose scalar is one (summed on the GPU with plain
 //! additions) and a list of (base index, scalar) for the rest ("significant", Pippenger). Zeros
 //! are dropped. Base indices count the variables a query's density selects, the layout of the
-//! A / B points in the SRS (inputs first, then aux).
+//! A / B points in the SRS (inputs first, then aux). A query whose significant scalars are a
+//! large share of its points ([`dense_query`]: a PoSt witness, Poseidon's field elements, is
+//! ~99 % significant) keeps its selected scalars as they are instead: gathering nearly every base
+//! by index would copy the SRS section once more on the device.
 
 use bitvec::prelude::{BitSlice, Lsb0};
 use blstrs::Scalar;
@@ -12,6 +15,7 @@ use rayon::prelude::*;
 
 use super::stages::mont_limbs;
 use crate::error::Result;
+pub use crate::prover::vram::dense_query;
 
 /// One query's witness, split by scalar class.
 #[derive(Default, Debug)]
@@ -24,6 +28,22 @@ pub struct SparseScalars {
     pub sig: Vec<Scalar>,
     pub zeros: usize,
     pub n_ones: usize,
+    /// Significant scalars counted (`sig.len()`, also when dense).
+    pub n_sig: usize,
+    /// A dense query ([`dense_query`]): all `npoints` selected scalars, and no bitmap or list
+    /// (`ones`, `sig_idx`, `sig` empty). Else empty.
+    pub dense: Vec<Scalar>,
+}
+
+impl SparseScalars {
+    pub fn is_dense(&self) -> bool {
+        !self.dense.is_empty()
+    }
+
+    /// Host bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        (4 * (self.ones.capacity() + self.sig_idx.capacity()) + 32 * (self.sig.capacity() + self.dense.capacity())) as u64
+    }
 }
 
 /// A run of variables, their [`classes`], and which of them the query selects (`None`: all).
@@ -122,22 +142,49 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
     });
 
     let nsig: usize = parts.iter().map(|p| p.0.len()).sum();
+    let (zeros, n_ones) = parts.iter().fold((0, 0), |(z, o), p| (z + p.1, o + p.2));
+    if dense_query(nsig as u64, npoints as u64) {
+        drop((parts, ones_bits));
+        return Ok(SparseScalars { npoints, zeros, n_ones, n_sig: nsig, dense: selected(segments, &chunks, npoints), ..Default::default() });
+    }
     let mut out = SparseScalars {
         npoints,
         ones: ones_bits,
         sig_idx: Vec::with_capacity(nsig),
         sig: Vec::with_capacity(nsig),
+        zeros,
+        n_ones,
+        n_sig: nsig,
         ..Default::default()
     };
-    for (sig, zeros, ones) in parts {
-        out.zeros += zeros;
-        out.n_ones += ones;
+    for (sig, _, _) in parts {
         for (j, s) in sig {
             out.sig_idx.push(j);
             out.sig.push(s);
         }
     }
     Ok(out)
+}
+
+/// The selected scalars of `segments` in order, each chunk (segment, first, end, base index,
+/// count) copied by its own task.
+fn selected(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usize)], npoints: usize) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; npoints];
+    let mut slices = Vec::with_capacity(chunks.len());
+    let mut rest: &mut [Scalar] = &mut out;
+    for c in chunks {
+        let (head, tail) = rest.split_at_mut(c.4);
+        slices.push(head);
+        rest = tail;
+    }
+    chunks.par_iter().zip(slices.into_par_iter()).for_each(|(&(si, i0, i1, _, _), out)| {
+        let (exps, _, density) = segments[si];
+        match density {
+            None => out.copy_from_slice(&exps[i0..i1]),
+            Some(d) => out.iter_mut().zip(d[i0..i1].iter_ones()).for_each(|(o, k)| *o = exps[i0 + k]),
+        }
+    });
+    out
 }
 
 #[cfg(test)]
@@ -147,20 +194,22 @@ mod tests {
     use ff::Field;
     use rand::{Rng, SeedableRng};
 
-    /// `classify` against a walk over the scalars themselves (no classes).
-    fn check(segments: &[(&[Scalar], Option<&BitVec>)]) {
+    /// `classify` against a walk over the scalars themselves (no classes); whether it came out
+    /// dense.
+    fn check(segments: &[(&[Scalar], Option<&BitVec>)]) -> bool {
         let classed: Vec<Vec<u8>> = segments.iter().map(|(v, _)| classes(v)).collect();
         let segs: Vec<Segment<'_>> =
             segments.iter().zip(&classed).map(|((v, d), c)| (*v, c.as_slice(), d.map(|d| d.as_bitslice()))).collect();
         let got = classify(&segs).unwrap();
 
         let mut j = 0u32;
-        let (mut ones, mut sig, mut zeros) = (Vec::new(), Vec::new(), 0);
+        let (mut ones, mut sig, mut zeros, mut all) = (Vec::new(), Vec::new(), 0, Vec::new());
         for (v, d) in segments {
             for (i, s) in v.iter().enumerate() {
                 if d.is_some_and(|d| !d[i]) {
                     continue;
                 }
+                all.push(*s);
                 if *s == Scalar::ONE {
                     ones.push(j);
                 } else if bool::from(s.is_zero()) {
@@ -172,6 +221,13 @@ mod tests {
             }
         }
         assert_eq!(got.npoints, j as usize);
+        assert_eq!((got.n_ones, got.zeros, got.n_sig), (ones.len(), zeros, sig.len()));
+        assert_eq!(got.is_dense(), dense_query(sig.len() as u64, j as u64));
+        if got.is_dense() {
+            assert_eq!(got.dense, all);
+            assert!(got.ones.is_empty() && got.sig_idx.is_empty() && got.sig.is_empty());
+            return true;
+        }
         assert_eq!(got.ones.len() % 32, 0);
         assert!(got.ones.len() * 32 >= got.npoints);
         let bits: Vec<u32> =
@@ -180,31 +236,53 @@ mod tests {
         assert_eq!((got.n_ones, got.zeros), (ones.len(), zeros));
         let gs: Vec<(u32, Scalar)> = got.sig_idx.iter().copied().zip(got.sig.iter().copied()).collect();
         assert_eq!(gs, sig);
+        false
     }
 
     #[test]
     fn classify_matches_a_plain_walk() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let mk = |n: usize, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<Scalar> {
+        // Significant one time in `every` (the rest zeros and ones): 1 in 12 is a PoRep-like
+        // sparse witness, 1 in 2 a dense one (a PoSt witness is 99 % significant).
+        let mk = |n: usize, every: u32, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<Scalar> {
             (0..n)
-                .map(|_| match rng.gen_range(0..6) {
-                    0 => Scalar::ZERO,
-                    1 | 2 => Scalar::ONE,
-                    3 => Scalar::from(1u64) + Scalar::ZERO, // one, computed
-                    4 => -Scalar::ONE,                      // r − 1: significant
-                    _ => Scalar::random(&mut *rng),
+                .map(|_| match (rng.gen_range(0..every), rng.gen_range(0..4)) {
+                    (0, 0) => -Scalar::ONE, // r − 1: significant
+                    (0, _) => Scalar::random(&mut *rng),
+                    (_, 0) => Scalar::ZERO,
+                    (_, 1) => Scalar::from(1u64) + Scalar::ZERO, // one, computed
+                    _ => Scalar::ONE,
                 })
                 .collect()
         };
-        let (a, b) = (mk(37, &mut rng), mk(70_001, &mut rng));
-        let da: BitVec = (0..a.len()).map(|_| rng.gen_bool(0.5)).collect();
-        let db: BitVec = (0..b.len()).map(|_| rng.gen_bool(0.3)).collect();
-        check(&[(&a, Some(&da)), (&b, Some(&db))]);
-        check(&[(&a, None), (&b, Some(&db))]);
-        check(&[(&b, None)]);
-        check(&[(&a, Some(&da)), (&b, None)]);
+        for (every, dense) in [(12, false), (2, true)] {
+            let (a, b) = (mk(37, every, &mut rng), mk(70_001, every, &mut rng));
+            let da: BitVec = (0..a.len()).map(|_| rng.gen_bool(0.5)).collect();
+            let db: BitVec = (0..b.len()).map(|_| rng.gen_bool(0.3)).collect();
+            assert_eq!(check(&[(&a, Some(&da)), (&b, Some(&db))]), dense);
+            assert_eq!(check(&[(&a, None), (&b, Some(&db))]), dense);
+            assert_eq!(check(&[(&b, None)]), dense);
+            assert_eq!(check(&[(&a, Some(&da)), (&b, None)]), dense);
+        }
         let empty = classify(&[]).unwrap();
         assert_eq!((empty.npoints, empty.ones.len()), (0, 0));
+    }
+
+    /// The toy circuit's modes are what its docs say: 1 and 2 dense (mostly field elements, like
+    /// a PoSt witness), 3 and up sparse (like a PoRep's), so the GPU tests on toys run both
+    /// forms of the sparse stage.
+    #[test]
+    fn toy_witnesses_dense_or_sparse_by_mode() {
+        use crate::synth::{Assignment, SizeHint, Toy};
+        for (mode, dense) in [(1, true), (2, true), (3, false), (4, false)] {
+            let a = Assignment::synthesize(Toy { constraints: 1 << 12, inputs: 2, mode }, SizeHint::default()).unwrap();
+            let q = super::super::witness::classify_parts(&a.input, &a.aux, &a.a_aux_density, &a.b_input_density, &a.b_aux_density).unwrap();
+            let shares = q.each_ref().map(|q| q.n_sig as f64 / q.npoints as f64);
+            assert_eq!(q.each_ref().map(|q| q.is_dense()), [dense; 3], "mode {mode}: significant shares {shares:?}");
+            if !dense {
+                assert!(shares.iter().all(|&x| x > 0.02 && x < 0.2), "mode {mode}: {shares:?}");
+            }
+        }
     }
 
     #[test]

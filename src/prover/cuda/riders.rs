@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::ffi;
 use super::prep::SparseScalars;
-use super::witness::{sparse, GPU_MIN_POINTS};
+use super::witness::sparse;
 
 /// Partitions one pass serves besides its own at most (the engine's prover lanes bound how many
 /// wait at once anyway).
@@ -54,9 +54,13 @@ impl Rider {
         ffi::Rider { l, a_q, b_q, out }
     }
 
-    /// Whether its queries have the shape of `own` (a pass walks one query's bases for all).
+    /// Whether its queries have the shape of `own` (a pass walks one query's bases for all),
+    /// none of them dense on either side (a dense query's Pippenger reads the bases itself: no
+    /// pass serves it).
     fn fits(&self, own: &[ffi::Sparse; 3]) -> bool {
-        self.queries.iter().zip(own).all(|(q, o)| q.npoints == o.npoints && q.ones_words == o.ones_words)
+        self.queries.iter().zip(own).all(|(q, o)| {
+            q.npoints == o.npoints && q.ones_words == o.ones_words && q.dense.is_null() && o.dense.is_null()
+        })
     }
 }
 
@@ -75,7 +79,7 @@ impl Board {
     /// Posts a partition of `srs` classified as `q` (the significant scalars too few for the GPU
     /// left to the CPU, as the proof's own stage leaves them) until the ticket settles.
     pub(super) fn post<'a>(&'a self, srs: [usize; 5], q: &'a [SparseScalars; 3]) -> Ticket<'a> {
-        let queries = q.each_ref().map(|q| sparse(q, q.sig.len() >= GPU_MIN_POINTS));
+        let queries = q.each_ref().map(sparse);
         let nsig = queries.each_ref().map(|q| q.nsig);
         let bytes = crate::prover::vram::rider_bytes(queries.iter().map(|q| q.ones_words).sum(), nsig);
         let rider = Arc::new(Rider { srs, queries, bytes, state: Mutex::new(State::Posted) });
@@ -199,13 +203,13 @@ mod tests {
             ones: vec![0; npoints.div_ceil(1024) * 32],
             sig_idx: (0..nsig as u32).collect(),
             sig: vec![blstrs::Scalar::from(2u64); nsig],
-            zeros: 0,
-            n_ones: 0,
+            n_sig: nsig,
+            ..Default::default()
         })
     }
 
     fn own(q: &[SparseScalars; 3]) -> [ffi::Sparse; 3] {
-        q.each_ref().map(|q| sparse(q, true))
+        q.each_ref().map(sparse)
     }
 
     const SRS: [usize; 5] = [1, 2, 3, 4, 5];

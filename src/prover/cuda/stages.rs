@@ -12,7 +12,7 @@ use ff::{Field, PrimeField};
 use super::ffi;
 use super::prep::SparseScalars;
 use super::riders::Board;
-use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sparse, Witness, GPU_MIN_POINTS};
+use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sig_on_gpu, sparse, Witness, GPU_MIN_POINTS};
 use super::CudaBackend;
 use crate::prover::vram::{AbcAt, Footprint, Plan};
 use crate::error::Result;
@@ -117,13 +117,13 @@ pub(super) const GPU_PHASES: [(&str, usize); 16] = [
 ];
 
 /// The sparse stage's input from the classified witness (significant scalars too few for the GPU
-/// are left to the CPU).
+/// are left to the CPU). A dense L or B is not folded into ΣH (cuda/ would not either: its
+/// scalars cover every base).
 fn set_queries(inp: &mut ffi::ProveIn, q: &[SparseScalars; 3], fold: bool) {
-    let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
-    inp.l = sparse(&q[0], sig_on_gpu[0]);
-    inp.a_q = sparse(&q[1], sig_on_gpu[1]);
-    inp.b_q = sparse(&q[2], sig_on_gpu[2]);
-    if fold {
+    inp.l = sparse(&q[0]);
+    inp.a_q = sparse(&q[1]);
+    inp.b_q = sparse(&q[2]);
+    if fold && !q[0].is_dense() && !q[2].is_dense() {
         inp.flags |= ffi::FOLD;
     }
 }
@@ -408,9 +408,9 @@ impl CudaBackend {
             break res.map_err(|e| StageError { oom, error: e.context(format!("CUDA device {} ({})", held.dev.index, held.dev.info.name)) })?;
         };
         if let Some((r, ..)) = recorded {
-            r.observe_significant(q.each_ref().map(|q| q.sig.len() as u64)); // (unprepared: the next plan's)
+            r.observe_significant(q.each_ref().map(|q| q.n_sig as u64)); // (unprepared: the next plan's)
         }
-        let sig_on_gpu = q.each_ref().map(|q| q.sig.len() >= GPU_MIN_POINTS);
+        let sig_on_gpu = q.each_ref().map(sig_on_gpu);
 
         for (name, k) in GPU_PHASES {
             if k != ffi::PH_SPMV || recorded.is_some() {

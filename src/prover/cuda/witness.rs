@@ -43,14 +43,24 @@ impl Witness {
 /// (0 / 1 / other per query), so that the GPU does not wait for the CPU to do it.
 pub(super) struct Prepared(pub(super) [SparseScalars; 3]);
 
-pub(super) fn sparse(q: &SparseScalars, on_gpu: bool) -> ffi::Sparse {
+/// Whether q's significant scalars are summed on the GPU (a dense query's always are).
+pub(super) fn sig_on_gpu(q: &SparseScalars) -> bool {
+    q.is_dense() || q.sig.len() >= GPU_MIN_POINTS
+}
+
+/// q as cuda/ reads it: its significant scalars only where [`sig_on_gpu`].
+pub(super) fn sparse(q: &SparseScalars) -> ffi::Sparse {
+    if q.is_dense() {
+        return ffi::Sparse { npoints: q.npoints as u64, dense: q.dense.as_ptr().cast(), ..empty_sparse() };
+    }
     ffi::Sparse {
         ones: q.ones.as_ptr(),
         ones_words: q.ones.len() as u64,
         npoints: q.npoints as u64,
         sig_idx: q.sig_idx.as_ptr(),
         sig_scalars: q.sig.as_ptr().cast(),
-        nsig: if on_gpu { q.sig.len() as u64 } else { 0 },
+        nsig: if sig_on_gpu(q) { q.sig.len() as u64 } else { 0 },
+        dense: std::ptr::null(),
     }
 }
 
@@ -62,16 +72,24 @@ pub(super) fn empty_sparse() -> ffi::Sparse {
         sig_idx: std::ptr::null(),
         sig_scalars: std::ptr::null(),
         nsig: 0,
+        dense: std::ptr::null(),
     }
 }
 
-/// Σ bases[j] · sig[k] for j = sig_idx[k], on the CPU.
+/// Σ bases[j] · sig[k] for j = sig_idx[k] on the CPU (a dense query's: Σ bases[j] · dense[j],
+/// its ones included).
 pub(super) fn cpu_sig_g1(bases: &[G1Affine], q: &SparseScalars) -> Result<G1Projective> {
+    if q.is_dense() {
+        return Ok(msm_sparse::<G1Affine>(&Arc::new(bases[..q.npoints].to_vec()), 0, &q.dense, None)?.0);
+    }
     let picked: Arc<Vec<G1Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G1Affine>(&picked, 0, &q.sig, None)?.0)
 }
 
 pub(super) fn cpu_sig_g2(bases: &[G2Affine], q: &SparseScalars) -> Result<G2Projective> {
+    if q.is_dense() {
+        return Ok(msm_sparse::<G2Affine>(&Arc::new(bases[..q.npoints].to_vec()), 0, &q.dense, None)?.0);
+    }
     let picked: Arc<Vec<G2Affine>> = Arc::new(q.sig_idx.iter().map(|&j| bases[j as usize]).collect());
     Ok(msm_sparse::<G2Affine>(&picked, 0, &q.sig, None)?.0)
 }
