@@ -226,23 +226,41 @@ struct streamed_view {
     bool any_host;  // some section is streamed from host memory (the passes need tile slots)
 };
 
-// A dense query's sum (q->dense: its scalars in host memory): its scalars uploaded on `s`'s
-// turn into memory borrowed for it (one dense query's at a time: at 32 GiB WindowPoSt's L,
-// 4 GB), then sppark's Pippenger over the first npoints bases of section `sec`, read where they
-// are (sppark copies host bases itself, in double-buffered batches: they cross PCIe once, as a
-// pass's tiles would). Called from the thread that owns the pinned staging slots.
+// Points per piece of a dense query's sum in the streamed mode: the piece's scalars go up, then
+// sppark's Pippenger sums the piece's bases, so what the device holds for it follows the piece,
+// not the query (at 2^24 G2 points sppark's double-buffered batches of host points take 1.6 GB,
+// at 32 GiB WindowPoSt's 92 M 4.4 GB; the scalars 0.5 GB, not 4 GB). src/prover/vram.rs plans
+// with the same size (`DENSE_PIECE`).
+constexpr size_t DENSE_PIECE = (size_t)1 << 24;
+
+// A dense query's sum (q->dense: its scalars in host memory), piece by piece: each piece's
+// scalars uploaded through the pinned slots, then sppark's Pippenger over the piece's bases of
+// section `sec`, read where they are (sppark copies host bases itself, in double-buffered
+// batches: they cross PCIe once, as a pass's tiles would). On the thread that owns the slots.
 template<class bucket, class point, class affine>
 point dense_msm(cuzk_cuda_workspace& ws, stream_t& s, const section_t<affine>& sec, const cuzk_cuda_sparse* q)
 {
     const size_t n = q->npoints;
-    pool_buffer<fr_t> scalars(n, s);
+    point sum;
+    sum.inf();
+    if (n == 0)
+        return sum;
+    pool_buffer<fr_t> scalars(std::min(n, DENSE_PIECE), s);
     s.sync();
-    upload_staged(ws, scalars.get(), q->dense, n * sizeof(fr_t));
-    ws.copy.sync();
-    if (sec.dev != nullptr)
-        return pippenger<bucket, point, affine>(ws.gpu, sec.dev, scalars.get(), n);
-    ws.pcie.counted(n * sizeof(affine));
-    return pippenger_host_points<bucket, point, affine>(ws.gpu, sec.host, scalars.get(), n);
+    for (size_t first = 0; first < n; first += DENSE_PIECE) {
+        const size_t len = std::min(DENSE_PIECE, n - first);
+        upload_staged(ws, scalars.get(), static_cast<const char*>(q->dense) + first * sizeof(fr_t), len * sizeof(fr_t));
+        ws.copy.sync();
+        point part;
+        if (sec.dev != nullptr) {
+            part = pippenger<bucket, point, affine>(ws.gpu, sec.dev + first, scalars.get(), len);
+        } else {
+            ws.pcie.counted(len * sizeof(affine));
+            part = pippenger_host_points<bucket, point, affine>(ws.gpu, sec.host + first, scalars.get(), len);
+        }
+        sum.add(part);
+    }
+    return sum;
 }
 
 // G1 query f's pass (0 L, 1 A, 2 B_G1) for every target on `s`, between events SIG + 4f and + 1.
