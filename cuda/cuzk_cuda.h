@@ -81,7 +81,9 @@ enum {
                                   tile's work, buckets kept across tiles); no FOLD, no STAGE_EARLY */
     CUZK_CUDA_H_BESIDE_TILES = 1024, /* STREAMED: ΣH on the calling thread while a second one walks the
                                   queries' tiles (the caller's plan has room for both at once:
-                                  ΣH's batches, two G2 tiles, every query's gathered bases) */
+                                  ΣH's batches, two G2 tiles, every query's gathered bases);
+                                  ignored when a query is dense (its scalars go up through the
+                                  pinned slots on the thread that walks the passes) */
     CUZK_CUDA_SUMS_GIVEN = 2048, /* STREAMED: the sums of ones and the significant parts are in `out`
                                   already (another proof's sparse stage made them, this proof riding
                                   its passes over the tiles): the sparse stage runs ΣH only, reads no

@@ -2,7 +2,9 @@
 // device-resident SRS bases. Scalars equal to one are summed by affine rounds in G1 (sum_ones.cuh)
 // and by sppark's bitmap-driven batch addition in G2; the remaining ("significant") scalars go
 // through sppark's Pippenger over bases gathered by index, the dense H through the one-pass
-// big-MSM (msm_big.cuh).
+// big-MSM (msm_big.cuh). A dense query (most scalars significant: a PoSt witness) is one
+// Pippenger over its bases with all its scalars instead: gathering nearly every base would copy
+// the section once more.
 #ifndef CUZK_CUDA_SPARSE_CUH
 #define CUZK_CUDA_SPARSE_CUH
 

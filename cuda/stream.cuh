@@ -5,6 +5,7 @@
 // are added into the query's per-warp sums (sppark's batch addition, accumulating from tile to
 // tile), and the bases of its significant scalars are gathered into one contiguous array, which
 // sppark's Pippenger then sums with their scalars — so every base crosses PCIe once per proof.
+// A dense query takes no pass: its Pippenger reads the section itself, piece by piece (`dense_msm`).
 // ΣH is the big-MSM in tiles (msm_big::msm_tiled: 2^23 bases a tile at 2^27), its own tiles
 // copied from host memory under its work; up to 2^25 bases, sppark's Pippenger (as resident). Sections
 // the handle holds on the device run the same code as a single tile with no copy. Where the plan

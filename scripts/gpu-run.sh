@@ -45,7 +45,8 @@
 #           cc-UpdateStackedDrg32GiBV1; CC_JOBS jobs (default SHAPED_JOBS); CC_ARGS more bench-shaped options, e.g. "--probe
 #           StackedDrgWinning32GiBV1 --probes 10" or "--sectors 2349" for a WindowPoSt partition), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported;
-#           VRAM_INPUTS=cc: a generated sector under a test SRS, every proof verified, ~2 min more),
+#           VRAM_INPUTS=cc: a generated sector under a test SRS, every proof verified, ~2 min more;
+           VRAM_ARGS: more bench-shaped options, e.g. "--sectors 2349 --srs random"),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run);
 #           alt2-STAGE: with $ALT2_BIN (a third build)
 #
@@ -179,7 +180,7 @@ vram_run() { # proof budget_mib
   local f=$PREFIX$name  # the files of an alt- run beside the other build's
   ballast_up "$f" "$b"
   run "$name" 560 env RUST_LOG="${VRAM_LOG:-info}" "$BIN" bench-shaped --proof "$p" --jobs "${SHAPED_JOBS:-2}" --vram-budget-mib "$b" \
-      --timeline "$OUT/timeline-$f.json" --inputs "${VRAM_INPUTS:-shaped}"
+      --timeline "$OUT/timeline-$f.json" --inputs "${VRAM_INPUTS:-shaped}" ${VRAM_ARGS:-}
   ballast_down "$f" "$b" "the engine"
   grep -E "plan|page-locked|streamed" "$OUT/$f.log" | head -8
 }

@@ -92,6 +92,7 @@ pub(crate) fn selftest(args: &Parsed) -> bool {
         ("300 all-one b", Toy { constraints: 300, inputs: 2, mode: 1 }),
         ("1000 mixed, 3 inputs", Toy { constraints: 1000, inputs: 3, mode: 2 }),
         ("2^10 mixed", Toy { constraints: (1 << 10) - 2, inputs: 1, mode: 2 }),
+        ("1000 sparse, 3 inputs", Toy { constraints: 1000, inputs: 3, mode: 3 }),
     ];
     for (i, (name, toy)) in small.into_iter().enumerate() {
         ok &= toy_case(&gpu, name, toy, true, 100 + i as u64);
@@ -101,8 +102,11 @@ pub(crate) fn selftest(args: &Parsed) -> bool {
         ("2^13 all-zero".to_string(), Toy { constraints: (1 << 13) - 1, inputs: 0, mode: 0 }),
         ("2^13 ones".to_string(), Toy { constraints: (1 << 13) - 3, inputs: 2, mode: 1 }),
     ];
+    // "mixed" witnesses are mostly field elements (dense queries on the GPU), "sparse" ones mostly
+    // zeros and ones (bitmaps and gathered bases).
     for lg in (min_log.max(14)..=max_log).step_by(2) {
         big.push((format!("2^{lg} mixed"), Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 2 }));
+        big.push((format!("2^{lg} sparse"), Toy { constraints: (1 << lg) - 2, inputs: 1, mode: 3 }));
     }
     if max_log >= 19 && min_log <= 18 {
         big.push((

@@ -127,3 +127,42 @@ pub(super) fn classify_parts(
     );
     Ok([l?, a?, b?])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Assignment, SizeHint, Toy};
+
+    /// What cuda/ reads of a classified witness: a dense query as its scalars alone (no bitmap,
+    /// no list, its significant part on the GPU), a sparse one as its bitmap and list; and the
+    /// CPU's sum of a query (ones + significant part) is the same sum either way.
+    #[test]
+    fn descriptors_of_dense_and_sparse_queries() {
+        for (mode, dense) in [(2, true), (3, false)] {
+            let asg = Assignment::synthesize(Toy { constraints: 2000, inputs: 2, mode }, SizeHint::default()).unwrap();
+            let w = Witness::copy_of(&asg);
+            for q in classify_all(&w).unwrap() {
+                let d = sparse(&q);
+                assert_eq!((d.npoints, q.is_dense()), (q.npoints as u64, dense), "mode {mode}");
+                if dense {
+                    assert_eq!((d.ones_words, d.nsig, d.dense), (0, 0, q.dense.as_ptr().cast()));
+                    assert!(d.ones.is_null() && d.sig_idx.is_null() && d.sig_scalars.is_null());
+                } else {
+                    assert_eq!((d.ones_words, d.nsig), (q.ones.len() as u64, q.sig.len() as u64));
+                    assert!(d.dense.is_null());
+                }
+                assert!(sig_on_gpu(&q));
+            }
+        }
+        // The same L sum from a witness classified sparse and from its dense form.
+        let asg = Assignment::synthesize(Toy { constraints: 3000, inputs: 1, mode: 3 }, SizeHint::default()).unwrap();
+        let w = Witness::copy_of(&asg);
+        let q = classify_all(&w).unwrap().into_iter().next().unwrap();
+        assert!(!q.is_dense());
+        let bases: Vec<G1Affine> = crate::prover::cuda::synthetic::g1_points(q.npoints, 3);
+        let ones: G1Projective = (0..q.npoints).filter(|&j| q.ones[j / 32] >> (j % 32) & 1 == 1).map(|j| G1Projective::from(bases[j])).sum();
+        let sparse_sum = ones + cpu_sig_g1(&bases, &q).unwrap();
+        let as_dense = SparseScalars { npoints: q.npoints, dense: w.aux.clone(), ..Default::default() };
+        assert_eq!(cpu_sig_g1(&bases, &as_dense).unwrap(), sparse_sum);
+    }
+}
