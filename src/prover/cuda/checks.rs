@@ -59,7 +59,7 @@ pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 
 /// device needed). The result is dropped after the clock stops.
 pub fn classify_time(asg: &Assignment) -> Result<std::time::Duration> {
     let t = std::time::Instant::now();
-    let q = classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+    let q = classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density, None)?;
     let took = t.elapsed();
     drop(q);
     Ok(took)

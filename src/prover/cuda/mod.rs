@@ -195,8 +195,10 @@ impl CudaBackend {
     pub fn prepare_now(&self, asg: &mut Assignment) -> Result<Duration> {
         let t = Instant::now();
         if !asg.prepared.as_ref().is_some_and(|p| p.is::<Prepared>()) {
+            // A circuit seen dense before is classified dense at once (no list made first).
+            let seen = asg.deferred.as_ref().map(|r| r.significant_seen());
             let classes =
-                classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density)?;
+                classify_parts(&asg.input, &asg.aux, &asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density, seen)?;
             // Before the proof plans its device memory (`vram`), which follows these counts.
             if let Some(r) = &asg.deferred {
                 r.observe_significant(classes.each_ref().map(|q| q.n_sig as u64));

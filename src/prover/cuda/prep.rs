@@ -73,8 +73,11 @@ pub fn classes(v: &[Scalar]) -> Vec<u8> {
     out
 }
 
-/// Classify the selected scalars of `segments` (concatenated in order).
-pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
+/// Classify the selected scalars of `segments` (concatenated in order). `seen`: the most
+/// significant scalars a witness of the circuit held in this query (`R1cs::significant_seen`);
+/// where that makes it dense the selected scalars are copied as they are and only counted, no
+/// bitmap or list made first (at 32 GiB WindowPoSt's L ~5 GB of list, thrown away).
+pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseScalars> {
     // Chunks of each segment, with the base index each one starts at.
     let mut chunks = Vec::new();
     let mut npoints = 0usize;
@@ -96,6 +99,10 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
     }
     if npoints >= 1 << 31 {
         return Err(err!(Prover, "{npoints} bases are more than the GPU MSM supports"));
+    }
+    if seen.is_some_and(|s| dense_query(s, npoints as u64)) {
+        let (zeros, n_ones, n_sig) = counted(segments, &chunks);
+        return Ok(SparseScalars { npoints, zeros, n_ones, n_sig, dense: selected(segments, &chunks, npoints), ..Default::default() });
     }
 
     // One flag byte per base (1 = scalar one), written by disjoint chunks.
@@ -166,6 +173,24 @@ pub fn classify(segments: &[Segment<'_>]) -> Result<SparseScalars> {
     Ok(out)
 }
 
+/// The zeros, ones and significant scalars `segments` select, chunk by chunk (segment, first,
+/// end, base index, count).
+fn counted(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usize)]) -> (usize, usize, usize) {
+    chunks
+        .par_iter()
+        .map(|&(si, i0, i1, _, _)| {
+            let (_, classes, density) = segments[si];
+            let mut n = [0usize; 3];
+            match density {
+                None => classes[i0..i1].iter().for_each(|&c| n[c as usize] += 1),
+                Some(d) => d[i0..i1].iter_ones().for_each(|k| n[classes[i0 + k] as usize] += 1),
+            }
+            n
+        })
+        .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]])
+        .into()
+}
+
 /// The selected scalars of `segments` in order, each chunk (segment, first, end, base index,
 /// count) copied by its own task.
 fn selected(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usize)], npoints: usize) -> Vec<Scalar> {
@@ -195,12 +220,20 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// `classify` against a walk over the scalars themselves (no classes); whether it came out
-    /// dense.
+    /// dense. Also with a circuit seen dense before (`seen`): dense whatever this witness holds.
     fn check(segments: &[(&[Scalar], Option<&BitVec>)]) -> bool {
+        let (dense, n) = check_seen(segments, None);
+        assert_eq!(check_seen(segments, Some(u64::MAX / 8)).0, n >= 1024, "seen dense: dense from 1,024 points");
+        assert_eq!(check_seen(segments, Some(0)).0, dense, "seen sparse: as this witness is");
+        dense
+    }
+
+    /// Whether it came out dense, and its points.
+    fn check_seen(segments: &[(&[Scalar], Option<&BitVec>)], seen: Option<u64>) -> (bool, usize) {
         let classed: Vec<Vec<u8>> = segments.iter().map(|(v, _)| classes(v)).collect();
         let segs: Vec<Segment<'_>> =
             segments.iter().zip(&classed).map(|((v, d), c)| (*v, c.as_slice(), d.map(|d| d.as_bitslice()))).collect();
-        let got = classify(&segs).unwrap();
+        let got = classify(&segs, seen).unwrap();
 
         let mut j = 0u32;
         let (mut ones, mut sig, mut zeros, mut all) = (Vec::new(), Vec::new(), 0, Vec::new());
@@ -222,11 +255,11 @@ mod tests {
         }
         assert_eq!(got.npoints, j as usize);
         assert_eq!((got.n_ones, got.zeros, got.n_sig), (ones.len(), zeros, sig.len()));
-        assert_eq!(got.is_dense(), dense_query(sig.len() as u64, j as u64));
+        assert_eq!(got.is_dense(), dense_query(sig.len() as u64, j as u64) || dense_query(seen.unwrap_or(0), j as u64));
         if got.is_dense() {
             assert_eq!(got.dense, all);
             assert!(got.ones.is_empty() && got.sig_idx.is_empty() && got.sig.is_empty());
-            return true;
+            return (true, got.npoints);
         }
         assert_eq!(got.ones.len() % 32, 0);
         assert!(got.ones.len() * 32 >= got.npoints);
@@ -236,7 +269,7 @@ mod tests {
         assert_eq!((got.n_ones, got.zeros), (ones.len(), zeros));
         let gs: Vec<(u32, Scalar)> = got.sig_idx.iter().copied().zip(got.sig.iter().copied()).collect();
         assert_eq!(gs, sig);
-        false
+        (false, got.npoints)
     }
 
     #[test]
@@ -264,7 +297,7 @@ mod tests {
             assert_eq!(check(&[(&b, None)]), dense);
             assert_eq!(check(&[(&a, Some(&da)), (&b, None)]), dense);
         }
-        let empty = classify(&[]).unwrap();
+        let empty = classify(&[], None).unwrap();
         assert_eq!((empty.npoints, empty.ones.len()), (0, 0));
     }
 
@@ -276,7 +309,7 @@ mod tests {
         use crate::synth::{Assignment, SizeHint, Toy};
         for (mode, dense) in [(1, true), (2, true), (3, false), (4, false)] {
             let a = Assignment::synthesize(Toy { constraints: 1 << 12, inputs: 2, mode }, SizeHint::default()).unwrap();
-            let q = super::super::witness::classify_parts(&a.input, &a.aux, &a.a_aux_density, &a.b_input_density, &a.b_aux_density).unwrap();
+            let q = super::super::witness::classify_parts(&a.input, &a.aux, &a.a_aux_density, &a.b_input_density, &a.b_aux_density, None).unwrap();
             let shares = q.each_ref().map(|q| q.n_sig as f64 / q.npoints as f64);
             assert_eq!(q.each_ref().map(|q| q.is_dense()), [dense; 3], "mode {mode}: significant shares {shares:?}");
             if !dense {
@@ -288,6 +321,6 @@ mod tests {
     #[test]
     fn classes_must_match_their_scalars() {
         let v = [Scalar::ONE; 3];
-        assert!(classify(&[(&v, &classes(&v)[..2], None)]).is_err());
+        assert!(classify(&[(&v, &classes(&v)[..2], None)], None).is_err());
     }
 }

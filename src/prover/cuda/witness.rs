@@ -105,7 +105,7 @@ pub(super) fn b_g2_sum(bases: &Arc<Vec<G2Affine>>, w: &Witness) -> Result<G2Proj
 
 /// Classify the witness for the L, A and B queries (in parallel).
 pub(super) fn classify_all(w: &Witness) -> Result<[SparseScalars; 3]> {
-    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density)
+    classify_parts(&w.input, &w.aux, &w.a_aux_density, &w.b_input_density, &w.b_aux_density, None)
 }
 
 pub(super) fn classify_parts(
@@ -114,14 +114,16 @@ pub(super) fn classify_parts(
     a_aux: &DensityTracker,
     b_input: &DensityTracker,
     b_aux: &DensityTracker,
+    seen: Option<[u64; 3]>,
 ) -> Result<[SparseScalars; 3]> {
     let (ci, ca) = rayon::join(|| classes(input), || classes(aux));
+    let seen = |f: usize| seen.map(|s| s[f]);
     let (l, (a, b)) = rayon::join(
-        || classify(&[(aux, &ca, None)]),
+        || classify(&[(aux, &ca, None)], seen(0)),
         || {
             rayon::join(
-                || classify(&[(input, &ci, None), (aux, &ca, Some(a_aux.bv.as_bitslice()))]),
-                || classify(&[(input, &ci, Some(b_input.bv.as_bitslice())), (aux, &ca, Some(b_aux.bv.as_bitslice()))]),
+                || classify(&[(input, &ci, None), (aux, &ca, Some(a_aux.bv.as_bitslice()))], seen(1)),
+                || classify(&[(input, &ci, Some(b_input.bv.as_bitslice())), (aux, &ca, Some(b_aux.bv.as_bitslice()))], seen(2)),
             )
         },
     );
