@@ -167,13 +167,21 @@ impl CircuitSizes {
         [0, 1, 2].map(|f| if d[f] { 0 } else { s[f] })
     }
 
+    /// Device bytes of a dense L, A, B query's scalars (0 for a sparse one).
+    fn dense_scalars(&self) -> [u64; 3] {
+        let [_, _, l, a, b, _] = self.sections;
+        let d = self.dense();
+        let n = [l, a, b];
+        [0, 1, 2].map(|f| if d[f] { n[f] * FR } else { 0 })
+    }
+
     /// Device bytes of the L, A, B queries' uploads: a sparse query's ones bitmap and list, a
     /// dense one's scalars.
     fn query_uploads(&self) -> u64 {
         let [_, _, l, a, b, _] = self.sections;
-        let d = self.dense();
-        let s = self.listed();
-        [l, a, b].iter().enumerate().map(|(f, &n)| if d[f] { n * FR } else { n / 8 + s[f] * (4 + FR) }).sum()
+        let (d, s) = (self.dense(), self.listed());
+        let sparse = [l, a, b].iter().enumerate().filter(|&(f, _)| !d[f]).map(|(f, &n)| n / 8 + s[f] * (4 + FR)).sum::<u64>();
+        sparse + self.dense_scalars().iter().sum::<u64>()
     }
 
     /// The NTT domain (h has one point fewer).
@@ -308,10 +316,9 @@ impl Footprint {
         } else {
             tiled_msm_bytes(h, sigma_h_tile(self.tile_points()), streamed(0))
         };
-        // A dense query's Pippenger over its section (section index i: 1 L .. 4 B_G2), with
-        // sppark's batches of points when the section is streamed (G2's buckets and points are
-        // twice G1's).
-        // Streamed, piece by piece (`DENSE_PIECE` points).
+        // A dense query's Pippenger over section i (1 L .. 4 B_G2), piece by piece
+        // (`DENSE_PIECE` points), with sppark's batches of points when the section is streamed
+        // (G2's buckets and points are twice G1's).
         let dense_msm = |i: usize, n: u64| {
             let (bucket, point) = if i == 4 { (2 * BUCKET, G2) } else { (BUCKET, G1) };
             let n = n.min(DENSE_PIECE);
@@ -319,13 +326,13 @@ impl Footprint {
         };
         // Streamed, a dense query's scalars go up a piece at a time just before its Pippenger
         // (the queries count them whole, as the resident mode uploads them).
-        let scalars = [l, a, b].map(|n| n * FR);
-        let all_dense: u64 = (0..3).filter(|&f| dense[f]).map(|f| scalars[f]).sum();
-        let one_dense = (0..3).filter(|&f| dense[f]).map(|f| [l, a, b][f].min(DENSE_PIECE) * FR).max().unwrap_or(0);
+        let all_dense: u64 = c.dense_scalars().iter().sum();
+        let one_dense = c.dense_scalars().iter().map(|&bytes| bytes.min(DENSE_PIECE * FR)).max().unwrap_or(0);
         let dense_g1 = [(dense[0], 1, l), (dense[1], 2, a), (dense[2], 3, b)].iter().filter(|x| x.0).map(|x| dense_msm(x.1, x.2)).max().unwrap_or(0);
         let dense_g2 = if dense[2] { dense_msm(4, b2) } else { 0 };
-        // A pass's two tiles of section i's bases (none for a dense query's: no pass).
-        let passes = |i: usize| streamed(i) && !(i >= 1 && dense[(i - 1).min(2)]);
+        // A pass's two tiles of section i's bases (1 L, 2 A, 3 B_G1, 4 B_G2; none for a dense
+        // query's: no pass).
+        let passes = |i: usize| streamed(i) && !(i >= 1 && dense[[0, 0, 1, 2, 2][i]]);
         let sparse = if beside {
             // H's slot, ΣH's buffers (the G1 dense Pippengers follow ΣH on its thread), two
             // tiles of G2's size (one allocation serves every pass), every G1 query's gathered

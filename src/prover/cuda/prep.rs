@@ -101,8 +101,7 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
         return Err(err!(Prover, "{npoints} bases are more than the GPU MSM supports"));
     }
     if seen.is_some_and(|s| dense_query(s, npoints as u64)) {
-        let (zeros, n_ones, n_sig) = counted(segments, &chunks);
-        return Ok(SparseScalars { npoints, zeros, n_ones, n_sig, dense: selected(segments, &chunks, npoints), ..Default::default() });
+        return Ok(dense_form(segments, &chunks, npoints, counted(segments, &chunks)));
     }
 
     // One flag byte per base (1 = scalar one), written by disjoint chunks.
@@ -152,7 +151,7 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
     let (zeros, n_ones) = parts.iter().fold((0, 0), |(z, o), p| (z + p.1, o + p.2));
     if dense_query(nsig as u64, npoints as u64) {
         drop((parts, ones_bits));
-        return Ok(SparseScalars { npoints, zeros, n_ones, n_sig: nsig, dense: selected(segments, &chunks, npoints), ..Default::default() });
+        return Ok(dense_form(segments, &chunks, npoints, (zeros, n_ones, nsig)));
     }
     let mut out = SparseScalars {
         npoints,
@@ -173,9 +172,17 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
     Ok(out)
 }
 
-/// The zeros, ones and significant scalars `segments` select, chunk by chunk (segment, first,
-/// end, base index, count).
-fn counted(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usize)]) -> (usize, usize, usize) {
+/// A dense query: the selected scalars as they are, with their (zeros, ones, significant) counts.
+fn dense_form(segments: &[Segment<'_>], chunks: &[Chunk], npoints: usize, (zeros, n_ones, n_sig): (usize, usize, usize)) -> SparseScalars {
+    SparseScalars { npoints, zeros, n_ones, n_sig, dense: selected(segments, chunks, npoints), ..Default::default() }
+}
+
+/// A run of one segment's scalars: (segment, first, end, base index of the first selected,
+/// selected count).
+type Chunk = (usize, usize, usize, usize, usize);
+
+/// The zeros, ones and significant scalars `segments` select, chunk by chunk.
+fn counted(segments: &[Segment<'_>], chunks: &[Chunk]) -> (usize, usize, usize) {
     chunks
         .par_iter()
         .map(|&(si, i0, i1, _, _)| {
@@ -191,9 +198,8 @@ fn counted(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usiz
         .into()
 }
 
-/// The selected scalars of `segments` in order, each chunk (segment, first, end, base index,
-/// count) copied by its own task.
-fn selected(segments: &[Segment<'_>], chunks: &[(usize, usize, usize, usize, usize)], npoints: usize) -> Vec<Scalar> {
+/// The selected scalars of `segments` in order, each chunk copied by its own task.
+fn selected(segments: &[Segment<'_>], chunks: &[Chunk], npoints: usize) -> Vec<Scalar> {
     let mut out = vec![Scalar::ZERO; npoints];
     let mut slices = Vec::with_capacity(chunks.len());
     let mut rest: &mut [Scalar] = &mut out;

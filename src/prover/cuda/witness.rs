@@ -162,8 +162,7 @@ mod tests {
         let q = classify_all(&w).unwrap().into_iter().next().unwrap();
         assert!(!q.is_dense());
         let bases: Vec<G1Affine> = crate::prover::cuda::synthetic::g1_points(q.npoints, 3);
-        let ones: G1Projective = (0..q.npoints).filter(|&j| q.ones[j / 32] >> (j % 32) & 1 == 1).map(|j| G1Projective::from(bases[j])).sum();
-        let sparse_sum = ones + cpu_sig_g1(&bases, &q).unwrap();
+        let sparse_sum = super::super::checks::cpu_ones(&bases, &q) + cpu_sig_g1(&bases, &q).unwrap();
         let as_dense = SparseScalars { npoints: q.npoints, dense: w.aux.clone(), ..Default::default() };
         assert_eq!(cpu_sig_g1(&bases, &as_dense).unwrap(), sparse_sum);
     }
