@@ -86,6 +86,16 @@ inline bool is_dense(const cuzk_cuda_sparse& q)
     return q.dense != nullptr;
 }
 
+// Whether a streamed proof runs ΣH beside its passes over the tiles (stream.cuh): asked for, and
+// no query dense (a dense query uploads its scalars through the pinned slots on the thread that
+// walks the passes, so in turn only). Beside, every query keeps its gathered bases until ΣH is
+// done; in turn they share one buffer.
+inline bool h_beside_tiles(const cuzk_cuda_prove_in& in)
+{
+    return (in.flags & CUZK_CUDA_STREAMED) != 0 && (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0 && !is_dense(in.l) &&
+           !is_dense(in.a_q) && !is_dense(in.b_q);
+}
+
 inline bool same_arrays(const cuzk_cuda_sparse& x, const cuzk_cuda_sparse& y)
 {
     return x.ones == y.ones && x.ones_words == y.ones_words && x.npoints == y.npoints && x.sig_idx == y.sig_idx &&
@@ -143,13 +153,16 @@ inline void upload_queries(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, co
         max_sig = std::max<size_t>(max_sig, x->nsig);
         ndense += is_dense(*x) && dense_now ? x->npoints : 0;
     }
-    ws.bitmaps.reserve(words);
-    ws.sig_idx.reserve(nsig);
-    ws.sig_scalars.reserve(nsig);
-    ws.dense.reserve(ndense);
-    ws.gathered.reserve(max_sig);
+    // Fitted, not only grown: after a PoSt (dense) a PoRep proof (sparse) would otherwise find
+    // the dense scalars still held, and the other way round, neither counted by its plan. A
+    // buffer made smaller costs a cudaFree (it waits for the device), on a change of circuit only.
+    ws.bitmaps.fit(words);
+    ws.sig_idx.fit(nsig);
+    ws.sig_scalars.fit(nsig);
+    ws.dense.fit(ndense);
+    ws.gathered.fit(h_beside_tiles(in) ? nsig : max_sig);
     ws.ret.reserve(3 * ws.nret());
-    ws.gathered2.reserve(in.b_q.nsig);
+    ws.gathered2.fit(in.b_q.nsig);
     ws.ret2.reserve(ws.nret());
     timing_event* ev = ws.ev + 8;
     ev[sparse_ev::START].record(ws.copy);
@@ -261,6 +274,7 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
     point_t hsum;
     hsum.inf();
     if (!fold) {
+        ws.hcat.release();  // a folding proof's (e.g. PoRep's before a PoSt): not in this plan
         if (nh != 0) {
             s.sync();
             hsum = msm_dense_h(gpu, srs.h.get(), ws.abc.get(), nh);
@@ -268,10 +282,16 @@ inline point_t msm_h(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& srs, const cu
         return hsum;
     }
     const size_t nl = in.l.nsig, nb = in.b_q.nsig, nfold = nl + nb;
-    size_t cap = ws.hcat.capacity();
-    if (cap < nh + nfold)  // headroom: the significant count moves a little from proof to proof
+    // Headroom: the significant count moves a little from proof to proof; a buffer over twice
+    // this proof's (a larger circuit's) is made anew.
+    const size_t cap = ws.hcat.capacity();
+    bool remade = false;
+    if (cap < nh + nfold || cap > 2 * (nh + nfold + nfold / 4)) {
+        ws.hcat.release();
         ws.hcat.reserve(nh + nfold + nfold / 4);
-    if (ws.hcat.capacity() != cap || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
+        remade = true;
+    }
+    if (remade || ws.hcat_srs != srs.id || ws.hcat_n != nh) {
         CUDA_OK(cudaMemcpyAsync(ws.hcat.get(), srs.h.get(), nh * sizeof(affine_t), cudaMemcpyDeviceToDevice, s));
         ws.hcat_srs = srs.id;
         ws.hcat_n = nh;

@@ -175,7 +175,10 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
         ws.hcat.release();
         ws.wit.release();
     }
-    ws.abc.reserve(streamed ? n : 3 * n);
+    if (streamed)
+        ws.abc.reserve(n);
+    else
+        ws.abc.fit(3 * n);  // a larger circuit's vectors: not in this proof's plan
     // STREAMED: the second slot (B, then C) and the witness come from the pool and go back to it
     // when this stage returns, for the sparse stage's tiles and MSM scratch.
     // A circuit in host memory: two tiles of its rows and their terms, from the pool too.
@@ -205,7 +208,7 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
     if (rec != nullptr) {
         fr_t* w = streamed ? wit->get() : nullptr;
         if (!streamed) {
-            ws.wit.reserve(rec->inputs + rec->aux);
+            ws.wit.fit(rec->inputs + rec->aux);
             w = ws.wit.get();
         }
         ws.bad.reserve(1);

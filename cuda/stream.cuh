@@ -523,11 +523,10 @@ inline void stage_sparse_streamed(cuzk_cuda_workspace& ws, const cuzk_cuda_srs& 
     check_ascending("a", in.a_q);
     check_ascending("b", in.b_q);
     check_riders(srs, in);
-    // Dense queries upload their scalars through the pinned slots one at a time, on the thread
-    // that walks the passes: in turn only.
-    const bool beside = (in.flags & CUZK_CUDA_H_BESIDE_TILES) != 0 && !is_dense(in.l) && !is_dense(in.a_q) &&
-                        !is_dense(in.b_q);
-    if (beside)  // one gathered buffer per query (nothing in it yet: reserving keeps nothing)
+    // upload_queries sized the gathered bases for it (one buffer per query); a reused upload
+    // too, for the same input.
+    const bool beside = h_beside_tiles(in);
+    if (beside)  // nothing in it yet: reserving keeps nothing
         ws.gathered.reserve(in.l.nsig + in.a_q.nsig + in.b_q.nsig);
     const bool g2 = in.b_q.npoints != 0;
     streamed_view v{{{(srs.resident & CUZK_CUDA_SEC_L) ? srs.l.get() : nullptr, srs.host_l, srs.nl},
