@@ -145,6 +145,16 @@ impl CircuitSizes {
         }
     }
 
+    /// With `counts` significant scalars of L, A, B seen too (a classified witness's: without a
+    /// recorded circuit nothing else carries them, and a PoSt's 99 % planned at the 5 % share
+    /// would not fit what its proof allocates).
+    pub fn seen(mut self, counts: [u64; 3]) -> CircuitSizes {
+        for (s, n) in self.significant_seen.iter_mut().zip(counts) {
+            *s = (*s).max(n);
+        }
+        self
+    }
+
     /// Significant scalars planned for in L, A, B: what witnesses were seen to hold, at least
     /// the planning share (`SIG_SHARE_PERCENT`).
     pub fn significant(&self) -> [u64; 3] {
@@ -735,6 +745,10 @@ mod tests {
             eprintln!("... on {gib} GiB: {p:?}");
             assert!(matches!(p, Plan::Streamed(s) if s.need <= gib * GIB), "{p:?}");
         }
+        // One proof's own counts (a classified witness, no recorded circuit): the same plan.
+        let own = CircuitSizes { significant_seen: [0; 3], ..c }.seen([125_600_000, 95_200_000, 91_000_000]);
+        assert_eq!(Footprint::of(&own), seen);
+        assert_eq!(c.seen([7, 7, 7]), c, "fewer than seen: the most seen stays");
         c.significant_seen = [1_000, 1_000, 1_000];
         let few = Footprint::of(&c);
         assert_eq!((few.workspace, few.transient, plan(&few, h100, 2)), (planned.workspace, planned.transient, a), "fewer seen than the share: planned at the share");

@@ -52,7 +52,10 @@ impl CudaBackend {
 /// Per query (L, A, B): (bases used, zero scalars, one scalars, other scalars) of a witness.
 pub fn witness_stats(asg: &Assignment) -> Result<[(usize, usize, usize, usize); 3]> {
     let q = classify_all(&Witness::copy_of(asg))?;
-    Ok(q.map(|q| (q.npoints, q.zeros, q.n_ones, q.n_sig)))
+    Ok(q.map(|q| {
+        let (zeros, ones, sig) = q.class_counts();
+        (q.npoints, zeros, ones, sig)
+    }))
 }
 
 /// How long the witness classification that `prepare` runs takes on this host (benchmarks; no

@@ -370,7 +370,7 @@ impl CudaBackend {
     /// Whether a device can prove `asg` against `srs` within its budget; when none can, says so
     /// once per circuit (the proof then goes to the CPU).
     fn fits(&self, srs: &Srs, asg: &Assignment) -> bool {
-        let f = Footprint::of_srs(srs, asg.deferred.as_deref());
+        let f = witness::footprint(srs, asg.deferred.as_deref(), witness::prepared(asg));
         if self.pool.fits(&f) {
             return true;
         }
@@ -480,7 +480,7 @@ impl Backend for CudaBackend {
         let constraints = assignment.deferred.as_ref().map_or(assignment.a.len(), |r| r.constraints());
         let small = constraints.next_power_of_two() <= 1 << URGENT_ON_CPU_MAX_LOG;
         if small && self.pool.any_usable() {
-            let f = Footprint::of_srs(srs, assignment.deferred.as_deref());
+            let f = witness::footprint(srs, assignment.deferred.as_deref(), witness::prepared(&assignment));
             if !self.pool.idle_for(&f) {
                 let t = Instant::now();
                 let mut p = CpuBackend::default().prove_cancellable(srs, assignment, r, s, cancelled)?;

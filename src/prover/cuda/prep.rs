@@ -26,8 +26,6 @@ pub struct SparseScalars {
     pub ones: Vec<u32>,
     pub sig_idx: Vec<u32>,
     pub sig: Vec<Scalar>,
-    pub zeros: usize,
-    pub n_ones: usize,
     /// Significant scalars counted (`sig.len()`, also when dense).
     pub n_sig: usize,
     /// A dense query ([`dense_query`]): all `npoints` selected scalars, and no bitmap or list
@@ -38,6 +36,17 @@ pub struct SparseScalars {
 impl SparseScalars {
     pub fn is_dense(&self) -> bool {
         !self.dense.is_empty()
+    }
+
+    /// (zeros, ones, significant scalars) among its `npoints` (statistics and tests).
+    #[cfg(any(test, feature = "tools"))]
+    pub fn class_counts(&self) -> (usize, usize, usize) {
+        let ones = if self.is_dense() {
+            self.dense.iter().filter(|s| **s == Scalar::ONE).count()
+        } else {
+            self.ones.iter().map(|w| w.count_ones() as usize).sum()
+        };
+        (self.npoints - ones - self.n_sig, ones, self.n_sig)
     }
 
     /// Host bytes it holds.
@@ -115,20 +124,16 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
             rest = tail;
         }
     }
-    let parts: Vec<(Vec<(u32, Scalar)>, usize, usize)> = chunks
+    let parts: Vec<Vec<(u32, Scalar)>> = chunks
         .par_iter()
         .zip(slices.into_par_iter())
         .map(|(&(si, i0, i1, j0, _), out)| {
             let (exps, classes, density) = segments[si];
             let mut sig = Vec::new();
-            let (mut zeros, mut ones) = (0usize, 0usize);
-            // Zeros and ones without branches; significant scalars are rare (~2 %).
+            // Ones without branches; significant scalars are rare (~2 %).
             let mut visit = |j: usize, i: usize| {
                 let c = classes[i];
-                let one = (c == ONE) as u8;
-                out[j] = one;
-                ones += one as usize;
-                zeros += (c == ZERO) as usize;
+                out[j] = (c == ONE) as u8;
                 if c == SIG {
                     sig.push(((j0 + j) as u32, exps[i]));
                 }
@@ -137,7 +142,7 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
                 None => (i0..i1).enumerate().for_each(|(j, i)| visit(j, i)),
                 Some(d) => d[i0..i1].iter_ones().enumerate().for_each(|(j, k)| visit(j, i0 + k)),
             }
-            (sig, zeros, ones)
+            sig
         })
         .collect();
 
@@ -147,23 +152,20 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
         *w = f.iter().enumerate().fold(0u32, |acc, (b, &v)| acc | ((v as u32) << b));
     });
 
-    let nsig: usize = parts.iter().map(|p| p.0.len()).sum();
-    let (zeros, n_ones) = parts.iter().fold((0, 0), |(z, o), p| (z + p.1, o + p.2));
+    let nsig: usize = parts.iter().map(Vec::len).sum();
     if dense_query(nsig as u64, npoints as u64) {
         drop((parts, ones_bits));
-        return Ok(dense_form(segments, &chunks, npoints, (zeros, n_ones, nsig)));
+        return Ok(dense_form(segments, &chunks, npoints, nsig));
     }
     let mut out = SparseScalars {
         npoints,
         ones: ones_bits,
         sig_idx: Vec::with_capacity(nsig),
         sig: Vec::with_capacity(nsig),
-        zeros,
-        n_ones,
         n_sig: nsig,
         ..Default::default()
     };
-    for (sig, _, _) in parts {
+    for sig in parts {
         for (j, s) in sig {
             out.sig_idx.push(j);
             out.sig.push(s);
@@ -172,30 +174,27 @@ pub fn classify(segments: &[Segment<'_>], seen: Option<u64>) -> Result<SparseSca
     Ok(out)
 }
 
-/// A dense query: the selected scalars as they are, with their (zeros, ones, significant) counts.
-fn dense_form(segments: &[Segment<'_>], chunks: &[Chunk], npoints: usize, (zeros, n_ones, n_sig): (usize, usize, usize)) -> SparseScalars {
-    SparseScalars { npoints, zeros, n_ones, n_sig, dense: selected(segments, chunks, npoints), ..Default::default() }
+/// A dense query: the selected scalars as they are, with their significant count.
+fn dense_form(segments: &[Segment<'_>], chunks: &[Chunk], npoints: usize, n_sig: usize) -> SparseScalars {
+    SparseScalars { npoints, n_sig, dense: selected(segments, chunks, npoints), ..Default::default() }
 }
 
 /// A run of one segment's scalars: (segment, first, end, base index of the first selected,
 /// selected count).
 type Chunk = (usize, usize, usize, usize, usize);
 
-/// The zeros, ones and significant scalars `segments` select, chunk by chunk.
-fn counted(segments: &[Segment<'_>], chunks: &[Chunk]) -> (usize, usize, usize) {
+/// The significant scalars `segments` select, chunk by chunk.
+fn counted(segments: &[Segment<'_>], chunks: &[Chunk]) -> usize {
     chunks
         .par_iter()
         .map(|&(si, i0, i1, _, _)| {
             let (_, classes, density) = segments[si];
-            let mut n = [0usize; 3];
             match density {
-                None => classes[i0..i1].iter().for_each(|&c| n[c as usize] += 1),
-                Some(d) => d[i0..i1].iter_ones().for_each(|k| n[classes[i0 + k] as usize] += 1),
+                None => classes[i0..i1].iter().filter(|&&c| c == SIG).count(),
+                Some(d) => d[i0..i1].iter_ones().filter(|&k| classes[i0 + k] == SIG).count(),
             }
-            n
         })
-        .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]])
-        .into()
+        .sum()
 }
 
 /// The selected scalars of `segments` in order, each chunk copied by its own task.
@@ -260,7 +259,7 @@ mod tests {
             }
         }
         assert_eq!(got.npoints, j as usize);
-        assert_eq!((got.n_ones, got.zeros, got.n_sig), (ones.len(), zeros, sig.len()));
+        assert_eq!(got.class_counts(), (zeros, ones.len(), sig.len()));
         assert_eq!(got.is_dense(), dense_query(sig.len() as u64, j as u64) || dense_query(seen.unwrap_or(0), j as u64));
         if got.is_dense() {
             assert_eq!(got.dense, all);
@@ -272,7 +271,6 @@ mod tests {
         let bits: Vec<u32> =
             (0..got.ones.len() as u32 * 32).filter(|&k| got.ones[(k / 32) as usize] >> (k % 32) & 1 == 1).collect();
         assert_eq!(bits, ones);
-        assert_eq!((got.n_ones, got.zeros), (ones.len(), zeros));
         let gs: Vec<(u32, Scalar)> = got.sig_idx.iter().copied().zip(got.sig.iter().copied()).collect();
         assert_eq!(gs, sig);
         (false, got.npoints)

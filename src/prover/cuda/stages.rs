@@ -14,7 +14,7 @@ use super::prep::SparseScalars;
 use super::riders::Board;
 use super::witness::{classify_all, cpu_sig_g1, cpu_sig_g2, empty_sparse, sig_on_gpu, sparse, Witness, GPU_MIN_POINTS};
 use super::CudaBackend;
-use crate::prover::vram::{AbcAt, Footprint, Plan};
+use crate::prover::vram::{AbcAt, Plan};
 use crate::error::Result;
 use crate::prover::msm::msm_sparse;
 use crate::prover::PhaseTimings;
@@ -291,7 +291,7 @@ impl CudaBackend {
         let mut out = ffi::new_out();
 
         let fold = fold_r.is_some() && h_on_gpu;
-        let footprint = Footprint::of_srs(srs, recorded.map(|r| &**r.0));
+        let footprint = super::witness::footprint(srs, recorded.map(|r| &**r.0), ready.as_ref());
         let mut ready = ready;
         let srs_key = super::pool::srs_key(srs);
         // A classified partition waiting for a streamed device offers its queries to the proof

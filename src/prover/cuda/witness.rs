@@ -10,9 +10,10 @@ use ec_gpu_gen::multiexp_cpu::DensityTracker;
 use super::ffi;
 use super::prep::{classes, classify, SparseScalars};
 use crate::error::Result;
-#[cfg(any(test, feature = "tools"))]
-use crate::synth::Assignment;
 use crate::prover::msm::msm_sparse;
+use crate::prover::vram::{CircuitSizes, Footprint};
+use crate::srs::Srs;
+use crate::synth::{Assignment, R1cs};
 
 /// MSMs smaller than this run on the CPU (GPU launch and sort overheads dominate them).
 pub(super) const GPU_MIN_POINTS: usize = 64;
@@ -42,6 +43,20 @@ impl Witness {
 /// What [`Backend::prepare`] leaves on an assignment for this backend: the witness classified
 /// (0 / 1 / other per query), so that the GPU does not wait for the CPU to do it.
 pub(super) struct Prepared(pub(super) [SparseScalars; 3]);
+
+/// The device memory a proof of `srs` plans for (`vram`): with `r1cs` when a, b, c come from
+/// the recorded circuit, and this witness's own significant counts when it is classified
+/// already (what the recorded circuit's witnesses were seen to hold may be less, and without
+/// one nothing else counts them).
+pub(super) fn footprint(srs: &Srs, r1cs: Option<&R1cs>, classes: Option<&[SparseScalars; 3]>) -> Footprint {
+    let sizes = CircuitSizes::of(srs, r1cs);
+    Footprint::of(&classes.map_or(sizes, |q| sizes.seen(q.each_ref().map(|q| q.n_sig as u64))))
+}
+
+/// The classification [`Backend::prepare`] left on an assignment, if any.
+pub(super) fn prepared(asg: &Assignment) -> Option<&[SparseScalars; 3]> {
+    asg.prepared.as_ref().and_then(|p| p.downcast_ref::<Prepared>()).map(|p| &p.0)
+}
 
 /// Whether q's significant scalars are summed on the GPU (a dense query's always are).
 pub(super) fn sig_on_gpu(q: &SparseScalars) -> bool {
@@ -165,5 +180,22 @@ mod tests {
         let sparse_sum = super::super::checks::cpu_ones(&bases, &q) + cpu_sig_g1(&bases, &q).unwrap();
         let as_dense = SparseScalars { npoints: q.npoints, dense: w.aux.clone(), ..Default::default() };
         assert_eq!(cpu_sig_g1(&bases, &as_dense).unwrap(), sparse_sum);
+    }
+
+    /// Without a recorded circuit a proof is planned from its own classification once it has
+    /// one: a dense witness (a PoSt's) plans its queries' scalars on the device (32 B a point),
+    /// not the lists and gathered bases of the planning share (5 %, sparse).
+    #[test]
+    fn footprint_follows_the_classified_witness() {
+        use crate::prover::cuda::synthetic::{random_params, Shape};
+        let asg = Assignment::synthesize(Toy { constraints: 4000, inputs: 2, mode: 2 }, SizeHint::default()).unwrap();
+        let srs = Srs::from_parameters(filecoin_proofs_api::RegisteredSealProof::StackedDrg2KiBV1_1, random_params(Shape::of(&asg), 7));
+        let q = classify_all(&Witness::copy_of(&asg)).unwrap();
+        assert!(q.iter().all(SparseScalars::is_dense));
+        let (unknown, classified) = (footprint(&srs, None, None), footprint(&srs, None, Some(&q)));
+        assert_eq!(unknown.sizes.dense(), [false; 3]);
+        assert_eq!(classified.sizes.dense(), [true; 3]);
+        assert_eq!(classified.sizes.significant_seen, q.each_ref().map(|q| q.n_sig as u64));
+        assert_ne!(classified.workspace, unknown.workspace, "the dense form's uploads, no gather or fold");
     }
 }
