@@ -46,7 +46,7 @@
 #           StackedDrgWinning32GiBV1 --probes 10" or "--sectors 2349" for a WindowPoSt partition), vram-P-B (the engine at proof P's shape with vram_budget_mib B and a ballast process
 #           holding the rest of the device: a B-MiB card; the engine's peak device memory reported;
 #           VRAM_INPUTS=cc: a generated sector under a test SRS, every proof verified, ~2 min more;
-           VRAM_ARGS: more bench-shaped options, e.g. "--sectors 2349 --srs random"),
+#           VRAM_ARGS: more bench-shaped options, e.g. "--sectors 2349 --srs random"),
 #           alt-STAGE: STAGE run with $ALT_BIN instead (two builds side by side in one run);
 #           alt2-STAGE: with $ALT2_BIN (a third build)
 #

@@ -142,15 +142,25 @@ fn proves<Tree: MerkleTreeTrait>(
     p: &FallbackPoStSectorProof<Tree>,
     challenge: impl Fn(usize) -> u64,
 ) -> bool {
-    let sp = &p.vanilla_proof.sectors[0];
-    if <Tree::Hasher as Hasher>::Function::hash2(&sp.comm_c, &sp.comm_r_last) != p.comm_r {
+    if !roots_agree(p) {
         return false;
     }
+    let sp = &p.vanilla_proof.sectors[0];
     let hasher = challenge_hasher::<Tree>(randomness, p.sector_id);
     sp.inclusion_proofs.iter().enumerate().all(|(n, ip)| {
         let leaf = fallback::generate_leaf_challenge_inner::<TreeDomain<Tree>>(hasher.clone(), vp, challenge(n));
         ip.root() == sp.comm_r_last && ip.validate(leaf as usize)
     })
+}
+
+/// The part of [`proves`] that hashes no path: comm_r = H(comm_c, comm_r_last), and every
+/// path ends at that comm_r_last. Upstream's WindowPoSt check takes comm_r_last from the first
+/// path and never reads the proof's own, which the circuit is given: a proof whose field
+/// differs passes it and makes a proof that does not verify.
+fn roots_agree<Tree: MerkleTreeTrait>(p: &FallbackPoStSectorProof<Tree>) -> bool {
+    let sp = &p.vanilla_proof.sectors[0];
+    <Tree::Hasher as Hasher>::Function::hash2(&sp.comm_c, &sp.comm_r_last) == p.comm_r
+        && sp.inclusion_proofs.iter().all(|ip| ip.root() == sp.comm_r_last)
 }
 
 /// What every challenge of a sector is derived from (upstream's leaf challenges hash it further).
@@ -159,6 +169,28 @@ fn challenge_hasher<Tree: MerkleTreeTrait>(randomness: &TreeDomain<Tree>, sector
     hasher.update(AsRef::<[u8]>::as_ref(randomness));
     hasher.update(u64::from(sector).to_le_bytes());
     hasher
+}
+
+/// The sectors among `proofs` whose vanilla proofs do not check out, every challenge of each
+/// (sectors in parallel); `index0`: the first one's position among all the PoSt's sectors.
+fn faulty_sectors<Tree: MerkleTreeTrait>(
+    vp: &fallback::PublicParams,
+    randomness: &TreeDomain<Tree>,
+    proofs: &[FallbackPoStSectorProof<Tree>],
+    shape: Shape,
+    index0: usize,
+) -> Vec<u64> {
+    use rayon::prelude::*;
+    proofs
+        .par_iter()
+        .enumerate()
+        .filter(|(i, p)| match shape {
+            // One sector; the verifier's circuit sees its challenges as sectors of one challenge.
+            Shape::Winning => !proves::<Tree>(vp, randomness, p, |n| fallback::get_challenge_index(vp.api_version, n, vp.challenge_count, 0)),
+            _ => !proves::<Tree>(vp, randomness, p, |n| fallback::get_challenge_index(vp.api_version, index0 + i, vp.challenge_count, n)),
+        })
+        .map(|(_, p)| u64::from(p.sector_id))
+        .collect()
 }
 
 /// The error for sectors whose vanilla proofs do not check out.
@@ -252,25 +284,20 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
     let pub_params = public_params::<Tree>(&config, partitions)?;
     let vp = &pub_params.vanilla_params;
 
-    // Every challenge of every sector, sector by sector so the faulty ones can be named.
-    let bad: Vec<u64> = proofs
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| match shape {
-            // One sector; the verifier's circuit sees its challenges as sectors of one challenge.
-            Shape::Winning => !proves::<Tree>(vp, &randomness, p, |n| fallback::get_challenge_index(vp.api_version, n, vp.challenge_count, 0)),
-            _ => {
-                let index = first * per_partition + i;
-                !proves::<Tree>(vp, &randomness, p, |n| fallback::get_challenge_index(vp.api_version, index, vp.challenge_count, n))
-            }
-        })
-        .map(|(_, p)| u64::from(p.sector_id))
-        .collect();
+    // Upstream's partitioning below verifies every path of a WindowPoSt's sectors (in parallel)
+    // but not each sector's comm_r_last, nor a WinningPoSt's challenges past the first. So
+    // first: a WinningPoSt's every challenge (66 paths), a WindowPoSt's roots (no hashing of
+    // paths: a 32 GiB partition's 23,490 take ~27 core-seconds, and upstream hashes them all
+    // again). Either names the faulty sectors.
+    let bad: Vec<u64> = match shape {
+        Shape::Winning => faulty_sectors::<Tree>(vp, &randomness, &proofs, shape, 0),
+        _ => proofs.iter().filter(|p| !roots_agree(p)).map(|p| u64::from(p.sector_id)).collect(),
+    };
     if !bad.is_empty() {
         return Err(faulty(bad));
     }
     let pub_inputs = fallback::PublicInputs { randomness, prover_id, sectors: sectors.clone(), k: (first > 0).then_some(first) };
-    // Upstream's own partitioning (and its verification of every partition's vanilla proof).
+    // Upstream's own partitioning, and its verification of every partition's vanilla proofs.
     let partitioned = match shape {
         Shape::WindowPartition(k) => {
             let pi = fallback::PublicInputs { k: Some(k), ..pub_inputs.clone() };
@@ -278,7 +305,11 @@ fn prepare<Tree: 'static + MerkleTreeTrait>(r: &PoStRequest<'_>, shape: Shape) -
         }
         _ => filecoin_proofs::partition_vanilla_proofs(&config, vp, &pub_inputs, partitions, &proofs),
     };
-    let partitioned = partitioned.map_err(|e| err!(InvalidInput, "{name} vanilla proofs: {e:#}"))?;
+    // Refused: every path of every sector checked here, to name the faulty ones.
+    let partitioned = partitioned.map_err(|e| match faulty_sectors::<Tree>(vp, &randomness, &proofs, shape, first * per_partition) {
+        bad if bad.is_empty() => err!(InvalidInput, "{name} vanilla proofs: {e:#}"),
+        bad => faulty(bad),
+    })?;
     // The public inputs upstream's verifier computes for each partition.
     let inputs = match shape {
         Shape::WindowPartition(k) => vec![partition_public_inputs::<Tree>(vp, &randomness, &sectors, k)?],
