@@ -50,15 +50,12 @@ public:
     // circuit, or for a form this proof does not use: n = 0) goes back to the driver first, so a
     // workspace holds about what the current proof's plan counts (src/prover/vram.rs), not the
     // most any proof before needed. The quarter absorbs what moves from partition to partition
-    // of one circuit (its significant counts). Returns whether the buffer was made anew.
-    bool fit(size_t n)
+    // of one circuit (its significant counts).
+    void fit(size_t n)
     {
         if (cap_ > n + n / 4)
             release();
-        if (n <= cap_)
-            return false;
         reserve(n);
-        return true;
     }
     void release()
     {

@@ -174,11 +174,10 @@ inline void stage_h(cuzk_cuda_workspace& ws, const cuzk_cuda_prove_in& in, cuzk_
             ws.abc.release();
         ws.hcat.release();
         ws.wit.release();
-    }
-    if (streamed)
         ws.abc.reserve(n);
-    else
+    } else {
         ws.abc.fit(3 * n);  // a larger circuit's vectors: not in this proof's plan
+    }
     // STREAMED: the second slot (B, then C) and the witness come from the pool and go back to it
     // when this stage returns, for the sparse stage's tiles and MSM scratch.
     // A circuit in host memory: two tiles of its rows and their terms, from the pool too.
